@@ -10,8 +10,8 @@ use std::fmt::Debug;
 use std::hash::Hash;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use weft_core::{
-    stable_hash, Decisions, Event, EventKind, Flow, Modality, Observer, Outcome, RunReport,
-    Scenario, SimDuration, SimTime, TraceHasher,
+    stable_hash, Decisions, Event, EventKind, Modality, Observer, Outcome, RunReport, Scenario,
+    SimDuration, SimTime, TraceHasher,
 };
 
 pub type NodeId = u32;
@@ -393,9 +393,6 @@ impl<'s, N: Node> World<'s, N> {
                 if let Some(outcome) = self.check(obs) {
                     return outcome;
                 }
-            }
-            if let Flow::Stop = obs.checkpoint(0) {
-                return Outcome::Pass;
             }
         }
         if self.phase == Phase::Fault {
