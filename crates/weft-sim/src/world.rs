@@ -362,7 +362,6 @@ impl<'s, N: Node> World<'s, N> {
             self.push(time, Ev::Request { node, req });
         }
         self.push(heal_at, Ev::HealPhase);
-        let mut processed: u64 = 0;
         while let Some(q) = self.queue.pop() {
             if q.time > end_at {
                 break;
@@ -376,10 +375,9 @@ impl<'s, N: Node> World<'s, N> {
                     continue;
                 }
             }
-            processed += 1;
-            if processed > sc.max_events {
+            if self.trace.events() >= sc.max_events {
                 return Outcome::BudgetExhausted {
-                    detail: format!("more than {} events", sc.max_events),
+                    detail: format!("{} events before the run ended", sc.max_events),
                 };
             }
             if let Err(detail) = self.dispatch(q.ev, decisions, obs) {
