@@ -36,6 +36,15 @@ enum Cmd {
     Replay(ReplayArgs),
     /// Run each seed twice and compare trace hashes; name the first differing event.
     CheckDeterminism(DeterminismArgs),
+    /// For each crash in a repro: what the disk lost, the rule that allowed it, and under which
+    /// persistence contracts that crash state is reachable.
+    ExplainCrash(ExplainArgs),
+}
+
+#[derive(Args)]
+struct ExplainArgs {
+    /// A repro file written by `weft explore`.
+    path: PathBuf,
 }
 
 /// Which target, variant, options and property a command runs.
@@ -55,6 +64,15 @@ struct TargetArgs {
     /// Count only violations of this property.
     #[arg(long)]
     property: Option<String>,
+    /// Persistence contract of the simulated disks: durable, fsync or posix (default: the
+    /// target's).
+    #[arg(long, value_parser = parse_contract)]
+    contract: Option<weft_core::Contract>,
+}
+
+fn parse_contract(text: &str) -> Result<weft_core::Contract, String> {
+    weft_core::Contract::parse(text)
+        .ok_or_else(|| format!("`{text}` is not a contract (durable, fsync, posix)"))
 }
 
 #[derive(Args)]
@@ -86,6 +104,10 @@ struct ReplayArgs {
     /// Print the run's timeline, one event per line.
     #[arg(long)]
     timeline: bool,
+    /// Replay the same decisions, and check every crash state against this contract too:
+    /// reports whether the recorded crash states are reachable under it, and the rule if not.
+    #[arg(long, value_parser = parse_contract)]
+    contract: Option<weft_core::Contract>,
 }
 
 #[derive(Args)]
@@ -112,6 +134,7 @@ pub fn dispatch(cli: Cli) -> Result<Code> {
         Cmd::Explore(a) => explore(a),
         Cmd::Replay(a) => replay(a),
         Cmd::CheckDeterminism(a) => check_determinism(a),
+        Cmd::ExplainCrash(a) => explain_crash(a),
     }
 }
 
@@ -226,7 +249,10 @@ impl Control for CliControl {
 fn explore(a: ExploreArgs) -> Result<Code> {
     let (target, spec) = a.target.spec()?;
     let runner = target.prepare(&spec)?;
-    let scenario = runner.default_scenario();
+    let mut scenario = runner.default_scenario();
+    if let Some(c) = a.target.contract {
+        scenario.disk.contract = c;
+    }
     let runs = match (a.runs, a.time) {
         (Some(n), _) => Some(n),
         (None, Some(_)) => None,
@@ -322,13 +348,24 @@ fn replay(a: ReplayArgs) -> Result<Code> {
     let repro = Repro::read(&a.path)?;
     let target = registry::find(&repro.spec.target)?;
     let runner = target.prepare(&repro.spec)?;
-    let r = weft_explore::replay(runner.as_ref(), &repro.scenario, &repro.decisions, a.timeline);
+    let mut scenario = repro.scenario.clone();
+    scenario.disk.audit = a.contract;
+    let r = weft_explore::replay(runner.as_ref(), &scenario, &repro.decisions, a.timeline);
     if a.timeline {
         print!("{}", weft_report::timeline::render(&r.events));
     }
     println!("weft replay {} ({})", a.path.display(), describe_spec(&repro.spec));
     println!("  outcome: {}", r.report.outcome);
     println!("  trace hash {:016x} (recorded {:016x})", r.report.trace_hash, repro.trace_hash);
+    if let (Some(c), Outcome::OutsideModel { detail }) = (a.contract, &r.report.outcome) {
+        println!(
+            "not reachable under `{}`: {detail}\n  (recorded under `{}`: {})",
+            c.name(),
+            repro.scenario.disk.contract.name(),
+            repro.outcome
+        );
+        return Ok(Code::Ok);
+    }
     let same = r.report.trace_hash == repro.trace_hash && r.report.outcome == repro.outcome;
     if !same {
         println!(
@@ -365,5 +402,43 @@ fn check_determinism(a: DeterminismArgs) -> Result<Code> {
         }
     }
     println!("deterministic: {} seeds, each run twice, identical traces", a.seeds);
+    Ok(Code::Ok)
+}
+
+fn explain_crash(a: ExplainArgs) -> Result<Code> {
+    let repro = Repro::read(&a.path)?;
+    let target = registry::find(&repro.spec.target)?;
+    let runner = target.prepare(&repro.spec)?;
+    let recorded = repro.scenario.disk.contract;
+    let r = weft_explore::replay(runner.as_ref(), &repro.scenario, &repro.decisions, true);
+    println!("weft explain-crash {} (recorded under `{}`)", a.path.display(), recorded.name());
+    let mut crashes = 0;
+    for e in &r.events {
+        match e.kind {
+            weft_core::EventKind::Crash => {
+                crashes += 1;
+                println!("{}", weft_report::timeline::line(e));
+            }
+            weft_core::EventKind::Note if crashes > 0 => {
+                println!("{}", weft_report::timeline::line(e))
+            }
+            _ => {}
+        }
+    }
+    if crashes == 0 {
+        println!("  no crash in this run");
+        return Ok(Code::Ok);
+    }
+    for c in weft_core::Contract::ALL {
+        let mut scenario = repro.scenario.clone();
+        scenario.disk.audit = Some(c);
+        let audited = weft_explore::replay(runner.as_ref(), &scenario, &repro.decisions, false);
+        match audited.report.outcome {
+            Outcome::OutsideModel { detail } => {
+                println!("  {:<8} not reachable: {detail}", c.name())
+            }
+            _ => println!("  {:<8} every crash state of this run is reachable", c.name()),
+        }
+    }
     Ok(Code::Ok)
 }

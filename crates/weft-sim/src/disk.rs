@@ -44,20 +44,33 @@ struct Inode {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum NsOp {
-    Create { path: String, inode: usize },
-    Rename { from: String, to: String },
-    Unlink { path: String },
-    Mkdir { path: String },
+    Create {
+        path: String,
+        inode: usize,
+    },
+    /// Renames are of a file (inode), not of whatever the name points at when replayed.
+    Rename {
+        from: String,
+        to: String,
+        inode: usize,
+    },
+    Unlink {
+        path: String,
+        inode: usize,
+    },
+    Mkdir {
+        path: String,
+    },
 }
 
 impl NsOp {
     /// Directories whose fsync makes this operation durable under `posix`.
     fn parents(&self) -> Vec<String> {
         match self {
-            NsOp::Create { path, .. } | NsOp::Unlink { path } | NsOp::Mkdir { path } => {
+            NsOp::Create { path, .. } | NsOp::Unlink { path, .. } | NsOp::Mkdir { path } => {
                 vec![parent(path)]
             }
-            NsOp::Rename { from, to } => {
+            NsOp::Rename { from, to, .. } => {
                 let (a, b) = (parent(from), parent(to));
                 if a == b {
                     vec![a]
@@ -71,8 +84,8 @@ impl NsOp {
     fn describe(&self) -> String {
         match self {
             NsOp::Create { path, .. } => format!("create `{path}`"),
-            NsOp::Rename { from, to } => format!("rename `{from}` → `{to}`"),
-            NsOp::Unlink { path } => format!("unlink `{path}`"),
+            NsOp::Rename { from, to, .. } => format!("rename `{from}` → `{to}`"),
+            NsOp::Unlink { path, .. } => format!("unlink `{path}`"),
             NsOp::Mkdir { path } => format!("mkdir `{path}`"),
         }
     }
@@ -103,15 +116,18 @@ impl Namespace {
                     self.files.insert(path.clone(), *inode);
                 }
             }
-            NsOp::Rename { from, to } => {
+            NsOp::Rename { from, to, inode } => {
                 if self.dir_exists(&parent(to)) {
-                    if let Some(i) = self.files.remove(from) {
-                        self.files.insert(to.clone(), i);
+                    if self.files.get(from) == Some(inode) {
+                        self.files.remove(from);
                     }
+                    self.files.insert(to.clone(), *inode);
                 }
             }
-            NsOp::Unlink { path } => {
-                self.files.remove(path);
+            NsOp::Unlink { path, inode } => {
+                if self.files.get(path) == Some(inode) {
+                    self.files.remove(path);
+                }
             }
             NsOp::Mkdir { path } => {
                 if self.dir_exists(&parent(path)) {
@@ -297,17 +313,20 @@ impl Disk {
     }
 
     pub fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
-        self.inode(from)?;
+        let inode = self.inode(from)?;
         if !self.ns.dir_exists(&parent(to)) {
             return Err(enoent(&parent(to)));
         }
-        self.record_ns(NsOp::Rename { from: from.into(), to: to.into() });
+        if from == to {
+            return Ok(());
+        }
+        self.record_ns(NsOp::Rename { from: from.into(), to: to.into(), inode });
         Ok(())
     }
 
     pub fn unlink(&mut self, path: &str) -> io::Result<()> {
-        self.inode(path)?;
-        self.record_ns(NsOp::Unlink { path: path.into() });
+        let inode = self.inode(path)?;
+        self.record_ns(NsOp::Unlink { path: path.into(), inode });
         Ok(())
     }
 
