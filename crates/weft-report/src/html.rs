@@ -65,7 +65,8 @@ fn row_y(row: usize) -> usize {
 pub fn render(header: &Header<'_>, events: &[Event]) -> String {
     let shown = &events[..events.len().min(MAX_ROWS)];
     let nodes = node_count(shown);
-    let width = LEFT + nodes.max(1) * LANE_W + 20;
+    // Room on the right for the last lane's labels and for the violation's text.
+    let width = (LEFT + nodes.max(1) * LANE_W + 180).max(900);
     let height = TOP + shown.len() * ROW_H + 20;
     let mut svg = String::new();
     let _ = writeln!(
@@ -161,7 +162,7 @@ pub fn render(header: &Header<'_>, events: &[Event]) -> String {
                     "{open}<rect class=\"{cls}\" x=\"{LEFT}\" y=\"{}\" width=\"{}\" height=\"{ROW_H}\"/>\
                      <text x=\"{}\" y=\"{}\" class=\"band-text\">{}</text></g>",
                     y - ROW_H / 2,
-                    nodes.max(1) * LANE_W,
+                    width - LEFT - 10,
                     LEFT + 4,
                     y + 4,
                     escape(&short(&e.summary, 120))
@@ -202,9 +203,11 @@ pub fn render(header: &Header<'_>, events: &[Event]) -> String {
                     ),
                     _ => format!("<circle class=\"dot\" cx=\"{x}\" cy=\"{y}\" r=\"4\"/>"),
                 };
+                let gap =
+                    if e.kind == EventKind::Drop && e.peer.is_some_and(|p| p > n) { 34 } else { 9 };
                 let label = format!(
                     "<text x=\"{}\" y=\"{}\" class=\"label\">{}</text>",
-                    x + 9,
+                    x + gap,
                     y + 4,
                     escape(&short(&format!("{kind} {}", e.summary), 24))
                 );
@@ -289,7 +292,7 @@ h1 { font-size: 18px; margin: 0 0 6px; }
 .legend span { margin-right: 10px; }
 .l-arrow { color: #36c; } .l-drop, .l-crash, .l-viol { color: #c22; } .l-restart, .l-heal { color: #282; } .l-part { color: #d80; }
 #wrap { display: flex; gap: 12px; align-items: flex-start; }
-#diagram { flex: 1; overflow: auto; border: 1px solid #ddd; }
+#diagram { flex: 1; overflow: auto; max-height: 80vh; border: 1px solid #ddd; }
 #panel { position: sticky; top: 8px; width: 420px; border: 1px solid #ddd; padding: 8px; background: #fafafa; }
 #detail { white-space: pre-wrap; word-break: break-word; margin: 4px 0 0; }
 .lane-name { font-weight: bold; text-anchor: middle; }
@@ -323,7 +326,7 @@ const SCRIPT: &str = r#"function pick(i) {
     '\n\n' + e[4] + (e[5] ? '\n\nnode state after:\n' + e[5] : '');
 }
 const v = document.querySelector('.k-violation');
-if (v) { pick(Number(v.dataset.i)); v.scrollIntoView({block: 'center'}); }
+if (v) { pick(Number(v.dataset.i)); v.scrollIntoView({block: 'center', inline: 'start'}); }
 "#;
 
 #[cfg(test)]
