@@ -105,6 +105,60 @@ pub fn initial_sets(ids: u8, k: u8) -> Vec<u8> {
         .collect()
 }
 
+/// Swarm testing for atomic mode: each run draws how often each kind of step happens, so that
+/// some runs reconcile rarely (stale list tails linger), some fail early, some join in bursts.
+/// Uniform scheduling almost never lines up the 3–5 specific events the ring bugs need (spec
+/// §5.3). Decision 0 for every kind is the neutral weight, so a shrunk run is uniform.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Profile {
+    /// Weight per kind: notify delivery, update/flush, stabilize (all three corrected
+    /// stabilize/rectify steps), reconcile, join, fail, and fail *inside a repair window* (the
+    /// victim is some member's first successor while that member's list is not yet reconciled
+    /// with it, spec §5.2.3).
+    pub weights: [u32; 7],
+}
+
+/// Steps per swarm segment: every segment draws a fresh profile, so a run can first build a
+/// small ring with frequent reconciles, then join in a burst without reconciling, then fail.
+pub const SEGMENT: u64 = 8;
+
+/// The weight levels a kind may draw; index 0 is neutral, 3 switches the kind off (unless
+/// everything enabled is off).
+const LEVELS: [u32; 4] = [4, 1, 16, 0];
+
+impl Profile {
+    pub fn draw(decisions: &mut Decisions) -> Profile {
+        let mut weights = [0; 7];
+        for w in &mut weights {
+            *w = LEVELS[decisions.choose(LEVELS.len() as u64) as usize];
+        }
+        Profile { weights }
+    }
+
+    #[inline]
+    pub fn weight(&self, step: Step, ring: &Ring) -> u32 {
+        self.weights[match step {
+            Step::Notified { .. } => 0,
+            Step::Update(_) | Step::Flush(_) => 1,
+            Step::Stabilize(_)
+            | Step::Rectify(_)
+            | Step::StabilizeFromPredecessor(_)
+            | Step::StabilizeFromSuccessor(_) => 2,
+            Step::Reconcile(_) => 3,
+            Step::Join { .. } => 4,
+            Step::Fail(f) if in_repair_window(ring, f) => 6,
+            Step::Fail(_) => 5,
+        }]
+    }
+}
+
+/// Is `f` some member's first successor while that member's list tail does not yet reflect
+/// `f`'s own list (a stabilize moved entry 0 and no reconcile has followed)?
+fn in_repair_window(ring: &Ring, f: u8) -> bool {
+    let fl = ring.nodes[f as usize].list;
+    ring.nodes.iter().any(|m| m.member && m.list[0] == f && m.list[1] != fl[0])
+}
+
 /// Which violations end a run, per the configuration (see the crate docs, "What counts").
 #[derive(Clone, Copy, Debug)]
 pub struct Policy {
@@ -235,8 +289,13 @@ pub fn run(cfg: &Config, decisions: &mut Decisions, obs: &mut dyn Observer) -> R
     let mut trace = Trace { hasher: TraceHasher::new(), obs, index: 0, rules };
     let mut enabled = Enabled::default();
     let mut last_transient: u64 = 0;
+    let mut profile: Option<Profile> = None;
+    let mut weights = [0u32; crate::model::ENABLED_MAX];
 
     for at in 1..=cfg.steps as u64 {
+        if cfg.swarm && (at - 1) % SEGMENT == 0 {
+            profile = Some(Profile::draw(decisions));
+        }
         ring.enabled(&rules, true, &mut enabled);
         if enabled.is_empty() {
             break;
@@ -244,7 +303,20 @@ pub fn run(cfg: &Config, decisions: &mut Decisions, obs: &mut dyn Observer) -> R
         if trace.obs.checkpoint(ring.state_hash()) == Flow::Stop {
             return trace.report(Outcome::Pass, &ring);
         }
-        let step = enabled.as_slice()[decisions.choose(enabled.len() as u64) as usize];
+        let step = match &profile {
+            None => enabled.as_slice()[decisions.choose(enabled.len() as u64) as usize],
+            Some(profile) => {
+                let weights = &mut weights[..enabled.len()];
+                for (w, s) in weights.iter_mut().zip(enabled.as_slice()) {
+                    *w = profile.weight(*s, &ring);
+                }
+                if weights.iter().all(|&w| w == 0) {
+                    enabled.as_slice()[decisions.choose(enabled.len() as u64) as usize]
+                } else {
+                    enabled.as_slice()[decisions.weighted(weights)]
+                }
+            }
+        };
         ring.apply(&rules, step);
         trace.step(&ring, step);
         let (v, feature) = props::check(&ring, &rules);

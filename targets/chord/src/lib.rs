@@ -68,6 +68,8 @@ pub struct Config {
     /// Corrected: members of the initial ideal ring.
     pub initial: u8,
     pub focus: Option<Property>,
+    /// Atomic mode: draw a per-run weight profile over step kinds ([`atomic::Profile`]).
+    pub swarm: bool,
 }
 
 impl Config {
@@ -126,9 +128,10 @@ impl Config {
             "unguarded" => Gate::Unguarded,
             v => return Err(bad("gate", v, "expected auto, successor, principal or unguarded")),
         };
+        let swarm: bool = info.parse_option(spec, "swarm")?;
         let focus = spec.property.as_deref().and_then(Property::from_name);
         let rules = Rules { variant, r, ids: ids_min, reuse, fused, gate, max_failures };
-        Ok(Config { rules, mode, ids_min, ids_max, steps, initial, focus })
+        Ok(Config { rules, mode, ids_min, ids_max, steps, initial, focus, swarm })
     }
 }
 
@@ -180,6 +183,7 @@ impl Target for Chord {
                 opt("reuse", "false", "may a failed identity join again"),
                 opt("fused", "false", "literal/original: stabilize and reconcile as one step (D1)"),
                 opt("initial", "auto", "corrected: members of the initial ideal ring (auto = r+1)"),
+                opt("swarm", "true", "atomic: draw per-run weights for each kind of step"),
                 opt("gate", "auto", "failure gate: auto, successor, principal or unguarded"),
             ],
             properties: property_infos(),

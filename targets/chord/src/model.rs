@@ -234,15 +234,19 @@ pub struct Ring {
     pub failures: u8,
 }
 
+/// Most steps one state can enable (8 ids: 64 notifies, 7 kinds × 8 nodes, 8 × 8 joins, 8
+/// failures).
+pub const ENABLED_MAX: usize = 192;
+
 /// The enabled steps of one state, in a fixed array (no allocation per step).
 pub struct Enabled {
-    steps: [Step; 160],
+    steps: [Step; ENABLED_MAX],
     len: usize,
 }
 
 impl Default for Enabled {
     fn default() -> Enabled {
-        Enabled { steps: [Step::Update(0); 160], len: 0 }
+        Enabled { steps: [Step::Update(0); ENABLED_MAX], len: 0 }
     }
 }
 
