@@ -4,6 +4,7 @@
 //! cargo run --release -p weft-target-chord --example chord_campaign -- bfs VARIANT IDS [key=value…]
 //! cargo run --release -p weft-target-chord --example chord_campaign -- random VARIANT SEEDS [PROPERTY|-] [key=value…]
 //! cargo run --release -p weft-target-chord --example chord_campaign -- show VARIANT SEED [PROPERTY|-] [key=value…]
+//! cargo run --release -p weft-target-chord --example chord_campaign -- guided VARIANT RUNS [PROPERTY|-] [key=value…]
 //! ```
 //!
 //! `bfs` runs the exhaustive breadth-first search and prints the state count and, per property,
@@ -23,12 +24,13 @@ fn now() -> std::time::Instant {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: chord_campaign (bfs VARIANT IDS | random VARIANT SEEDS PROPERTY|-) [key=value…]";
+    let usage =
+        "usage: chord_campaign (bfs VARIANT IDS | random VARIANT SEEDS PROPERTY|-) [key=value…]";
     let mode = args.first().expect(usage).as_str();
     let variant = args.get(1).expect(usage).as_str();
     let count: u64 = args.get(2).expect(usage).parse().expect(usage);
     let (property, rest) = match mode {
-        "random" | "show" => {
+        "random" | "show" | "guided" | "guided-permanent" => {
             let p = args.get(3).expect(usage).as_str();
             ((p != "-").then_some(p), &args[4..])
         }
@@ -51,6 +53,8 @@ fn main() {
         "bfs" => bfs(&Config::from_spec(&s).expect("valid spec")),
         "random" => random(&s, count),
         "show" => show(&s, count),
+        "guided" => guided(&s, count, false),
+        "guided-permanent" => guided(&s, count, true),
         _ => panic!("{usage}"),
     }
 }
@@ -97,7 +101,13 @@ fn random(s: &weft_core::RunSpec, seeds: u64) {
             let class = detail.split(':').next().unwrap_or("").to_string();
             let key = format!("{property} ({class})");
             if !firsts.iter().any(|f| f.0 == key) {
-                firsts.push((key, seed, start.elapsed().as_secs_f64(), report.events, detail.clone()));
+                firsts.push((
+                    key,
+                    seed,
+                    start.elapsed().as_secs_f64(),
+                    report.events,
+                    detail.clone(),
+                ));
             }
         }
     }
@@ -113,15 +123,80 @@ fn random(s: &weft_core::RunSpec, seeds: u64) {
     let _ = Property::EventuallyIdeal;
 }
 
-/// Replays one seed and prints its timeline.
+/// Replays one seed (or, with `decisions=a,b,c` in the environment-free argument list, a
+/// decision list) and prints its timeline.
 fn show(s: &weft_core::RunSpec, seed: u64) {
-    let runner = Chord.prepare(s).expect("valid spec");
+    let mut s = s.clone();
+    let list = s.options.remove("decisions");
+    let runner = Chord.prepare(&s).expect("valid spec");
     let mut rec = weft_core::Recorder::default();
-    let mut d = Decisions::random(seed);
+    let mut d = match list {
+        Some(l) => Decisions::replay(l.split(',').map(|x| x.trim().parse().unwrap()).collect()),
+        None => Decisions::random(seed),
+    };
     let report = runner.run(&runner.default_scenario(), &mut d, &mut rec);
     for e in &rec.events {
         println!("{:>3} {:<40} {}", e.index, e.summary, e.state.as_deref().unwrap_or(""));
     }
     println!("outcome: {}", report.outcome);
     println!("decisions: {:?}", d.log());
+}
+
+/// Collects the features a run reaches.
+#[derive(Default)]
+struct Features(Vec<u64>);
+impl weft_core::Observer for Features {
+    fn feature(&mut self, f: u64) {
+        self.0.push(f);
+    }
+}
+
+/// A small novelty-guided search (a stand-in for the explorer's coverage-guided strategy):
+/// keep every run that reaches a feature never seen before, and extend random truncations of
+/// kept runs with fresh random decisions.
+fn guided(s: &weft_core::RunSpec, runs: u64, only_permanent: bool) {
+    let runner = Chord.prepare(s).expect("valid spec");
+    let scenario = runner.default_scenario();
+    let start = now();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut corpus: Vec<Vec<u64>> = Vec::new();
+    let mut rng = weft_core::Rng::new(0xC0FFEE);
+    let mut events = 0u64;
+    for i in 0..runs {
+        let mut d = if corpus.is_empty() || rng.below(4) == 0 {
+            Decisions::random(i)
+        } else {
+            let base = &corpus[rng.below(corpus.len() as u64) as usize];
+            let cut = rng.below(base.len() as u64 + 1) as usize;
+            Decisions::replay_then_random(base[..cut].to_vec(), i)
+        };
+        let mut f = Features::default();
+        let report = runner.run(&scenario, &mut d, &mut f);
+        events += report.events;
+        let permanent = matches!(&report.outcome,
+            Outcome::SafetyViolation { detail, .. } | Outcome::LivenessViolation { detail, .. }
+                if detail.starts_with("permanent"));
+        if report.outcome.is_failure() && (permanent || !only_permanent) {
+            println!(
+                "run {i} after {:.2}s ({events} events, corpus {}): {}",
+                start.elapsed().as_secs_f64(),
+                corpus.len(),
+                report.outcome
+            );
+            println!("decisions: {:?}", d.log());
+            return;
+        }
+        let mut new = false;
+        for x in f.0 {
+            new |= seen.insert(x);
+        }
+        if new {
+            corpus.push(d.into_log());
+        }
+    }
+    println!(
+        "no failure in {runs} runs ({:.2}s, corpus {})",
+        start.elapsed().as_secs_f64(),
+        corpus.len()
+    );
 }

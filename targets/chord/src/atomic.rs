@@ -180,7 +180,7 @@ impl Policy {
             None if variant == Variant::Corrected => Policy {
                 always: props::ALL
                     .iter()
-                    .filter(|p| **p != Property::EventuallyIdeal)
+                    .filter(|p| **p != Property::EventuallyIdeal && !p.transient_by_nature())
                     .fold(0, |m, p| m | p.bit()),
                 if_permanent: 0,
                 liveness: true,

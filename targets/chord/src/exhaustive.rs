@@ -171,7 +171,8 @@ impl Seen {
 
 /// Breadth-first search from `initials` under `rules` (joins and failures included), checking
 /// every property in `check` at every state and, if `check_heal`, that fair stabilization from
-/// every state reaches Ideal. Stops after `max_states` states.
+/// every state reaches Ideal. Stops after `max_states` states, or (without `check_heal`) as soon
+/// as every property in `check` has its shortest path.
 pub fn search(
     rules: &Rules,
     initials: &[Ring],
@@ -218,6 +219,10 @@ pub fn search(
                 }
             }
             found |= v;
+            if found == check && !check_heal {
+                report.complete = false; // every property asked about has its shortest path
+                break;
+            }
         }
         if check_heal && report.not_healing.is_none() && !heals(&ring, rules) {
             report.not_healing = Some(path_to(&parent, index));

@@ -26,8 +26,14 @@
 //! fair stabilization from that state (joins and failures stopped) does not reach Ideal within
 //! `ids² + 8` rounds, *transient* otherwise; the outcome detail starts with the word.
 //! * With a property focus (`RunSpec.property`), only that property counts, transient or not.
-//! * `corrected`, no focus: every property is an invariant (Zave's Invariant and what it
-//!   implies), so any violation counts; plus EventuallyIdeal.
+//! * `corrected`, no focus: Zave's Invariant (OneLiveSuccessor, SufficientPrincipals) and
+//!   everything she proved it implies (AtLeastOneRing, AtMostOneRing, OrderedRing,
+//!   ConnectedAppendages, OrderedSuccessorLists, NoDuplicates) count on any violation,
+//!   transient or not; plus EventuallyIdeal. OrderedMerges and ValidSuccessorList are *not*
+//!   invariants of the corrected protocol either: exhaustive search reaches an OrderedMerges
+//!   violation in 6 steps and a ValidSuccessorList one in 10 at 5 ids, with no failure (a
+//!   joiner merging behind a node that adopted a later joiner, as in §3.3), and Zave never
+//!   claims them for it; they and OrderedAppendages count only under a focus.
 //! * `literal` / `original`, no focus: the four ring properties (AtLeastOneRing,
 //!   AtMostOneRing, OrderedRing, ConnectedAppendages) count only when permanent, and the three
 //!   transient ones (OrderedAppendages, OrderedMerges, ValidSuccessorList) not at all: they
