@@ -42,6 +42,7 @@
 
 pub mod atomic;
 pub mod exhaustive;
+pub mod message;
 pub mod model;
 pub mod props;
 
@@ -57,7 +58,7 @@ use weft_core::{
 pub enum Mode {
     /// Each operation is one atomic step of Zave's model.
     Atomic,
-    /// Replicas exchange datagrams through weft-sim's network (not wired yet).
+    /// Replicas exchange datagrams through weft-sim's network ([`message`]).
     Messages,
 }
 
@@ -198,13 +199,6 @@ impl Target for Chord {
 
     fn prepare(&self, spec: &RunSpec) -> Result<Box<dyn Runner>, ConfigError> {
         let config = Config::from_spec(spec)?;
-        if config.mode == Mode::Messages {
-            return Err(ConfigError::BadOption {
-                option: "mode".into(),
-                value: "messages".into(),
-                reason: "message mode is not wired to weft-sim yet".into(),
-            });
-        }
         Ok(Box::new(ChordRunner { config }))
     }
 }
@@ -216,16 +210,22 @@ pub struct ChordRunner {
 
 impl Runner for ChordRunner {
     fn default_scenario(&self) -> Scenario {
-        Scenario::default()
+        match self.config.mode {
+            Mode::Atomic => Scenario::default(),
+            Mode::Messages => message::default_scenario(&self.config),
+        }
     }
 
     fn run(
         &self,
-        _scenario: &Scenario,
+        scenario: &Scenario,
         decisions: &mut Decisions,
         obs: &mut dyn Observer,
     ) -> RunReport {
-        atomic::run(&self.config, decisions, obs)
+        match self.config.mode {
+            Mode::Atomic => atomic::run(&self.config, decisions, obs),
+            Mode::Messages => message::run(&self.config, scenario, decisions, obs),
+        }
     }
 }
 

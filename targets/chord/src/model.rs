@@ -502,9 +502,10 @@ impl Ring {
                 return false;
             }
         }
+        // In-flight lists count for every receiver that is up (a joiner is about to become a
+        // member with that list); the caller passes only those.
         for (receiver, list) in in_flight {
-            if *receiver != f && self.member(*receiver) && !list[1..].iter().any(|&e| live_other(e))
-            {
+            if *receiver != f && !list[1..].iter().any(|&e| live_other(e)) {
                 return false;
             }
         }
