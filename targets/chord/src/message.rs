@@ -160,6 +160,9 @@ pub struct ChordNode {
     rectify_with: u8,
     /// The peer this node last declared dead, and when (for the perfect-detector assumption).
     pub suspected: Option<(u8, SimTime)>,
+    /// Operations whose timer fired while a query was outstanding, oldest first.
+    wanted: [u8; 8],
+    wanted_len: usize,
 }
 
 impl ChordNode {
@@ -183,6 +186,8 @@ impl ChordNode {
             seq: 0,
             rectify_with: NONE,
             suspected: None,
+            wanted: [0; 8],
+            wanted_len: 0,
         }
     }
 
@@ -267,7 +272,12 @@ impl ChordNode {
             return;
         }
         if self.out.is_some() {
-            self.arm(tag, ctx); // one query at a time: try again later
+            // One query at a time: queue the operation (FIFO, so none starves) and run it when
+            // the current query is answered or times out.
+            if !self.wanted[..self.wanted_len].contains(&(tag as u8)) {
+                self.wanted[self.wanted_len] = tag as u8;
+                self.wanted_len += 1;
+            }
             return;
         }
         let me = self.id;
@@ -320,6 +330,16 @@ impl ChordNode {
             _ => return,
         }
         self.arm(tag, ctx);
+    }
+
+    /// Starts queued operations while no query is outstanding.
+    fn run_wanted(&mut self, ctx: &mut Ctx<'_, Self>) {
+        while self.out.is_none() && self.wanted_len > 0 {
+            let tag = self.wanted[0] as u64;
+            self.wanted.copy_within(1..self.wanted_len, 0);
+            self.wanted_len -= 1;
+            self.on_tick(tag, ctx);
+        }
     }
 
     /// Original stabilize, given the successor's predecessor `x`.
@@ -520,6 +540,7 @@ impl Node for ChordNode {
         // A restarted identity has lost everything. Without reuse it stays out for good.
         self.state = NodeState::default();
         self.ever = true;
+        self.wanted_len = 0;
         if self.cfg.rules.reuse {
             self.arm(TAG_JOIN, ctx);
         }
@@ -550,6 +571,7 @@ impl Node for ChordNode {
             }
             other => self.on_reply(from, other, ctx),
         }
+        self.run_wanted(ctx);
     }
 
     fn on_timer(&mut self, _timer: TimerId, tag: u64, ctx: &mut Ctx<'_, Self>) {
@@ -558,6 +580,7 @@ impl Node for ChordNode {
         } else {
             self.on_tick(tag, ctx);
         }
+        self.run_wanted(ctx);
     }
 
     fn describe(&self) -> String {
@@ -676,11 +699,46 @@ fn perfect_detector(view: &View<'_, ChordNode>) -> Result<(), String> {
     Ok(())
 }
 
+thread_local! {
+    /// The last ground truth evaluated: (state hash, violations, heals?). weft-sim calls one
+    /// property function per property after every event, all on the same state; this memo
+    /// (a pure function cache, so determinism is unaffected) computes the state's verdicts
+    /// once instead of twelve times.
+    static MEMO: std::cell::Cell<(u64, props::Violations, Option<bool>)> =
+        const { std::cell::Cell::new((0, 0, None)) };
+}
+
+/// Violations of `ring`, memoised per state.
+fn memo_violations(ring: &Ring, rules: &Rules) -> (u64, props::Violations) {
+    let h = ring.state_hash() ^ weft_core::stable_hash(rules);
+    let (mh, mv, _) = MEMO.with(|m| m.get());
+    if mh == h && h != 0 {
+        return (h, mv);
+    }
+    let v = props::violations(ring, rules);
+    MEMO.with(|m| m.set((h, v, None)));
+    (h, v)
+}
+
+fn memo_heals(h: u64, ring: &Ring, rules: &Rules) -> bool {
+    let (mh, mv, healed) = MEMO.with(|m| m.get());
+    if mh == h {
+        if let Some(x) = healed {
+            return x;
+        }
+    }
+    let x = heals(ring, rules);
+    if mh == h {
+        MEMO.with(|m| m.set((h, mv, Some(x))));
+    }
+    x
+}
+
 /// Evaluates `p` on ground truth under the run's policy.
 fn check(view: &View<'_, ChordNode>, p: Property) -> Result<(), String> {
     let Some((ring, rules)) = ground_truth(view) else { return Ok(()) };
     let Some(cfg) = config_of(view) else { return Ok(()) };
-    let v = props::violations(&ring, &rules);
+    let (h, v) = memo_violations(&ring, &rules);
     if v & p.bit() == 0 {
         return Ok(());
     }
@@ -689,7 +747,7 @@ fn check(view: &View<'_, ChordNode>, p: Property) -> Result<(), String> {
     if !always && !permanent_only {
         return Ok(());
     }
-    let healed = heals(&ring, &rules);
+    let healed = memo_heals(h, &ring, &rules);
     if permanent_only && healed {
         return Ok(());
     }
@@ -747,7 +805,7 @@ pub fn default_scenario(cfg: &Config) -> Scenario {
     s.budget.pauses = 0;
     s.budget.partitions = 0;
     s.fault_phase = SimDuration::from_secs(1);
-    s.heal_phase = SimDuration::from_secs(2);
+    s.heal_phase = SimDuration::from_secs(5);
     s
 }
 

@@ -9,7 +9,7 @@ use weft_target_chord::{spec, Chord};
 /// A shorter run than the default scenario, to keep the debug test suite fast.
 fn short(mut s: Scenario) -> Scenario {
     s.fault_phase = SimDuration::from_millis(400);
-    s.heal_phase = SimDuration::from_millis(800);
+    s.heal_phase = SimDuration::from_millis(2500);
     s
 }
 
