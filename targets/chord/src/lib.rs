@@ -7,19 +7,24 @@
 //! **Layout.** [`model`] holds the replica logic as pure state-transition functions over a
 //! fixed-size [`model::Ring`] (no allocation per step); [`props`] evaluates the properties;
 //! [`atomic`] runs Zave's models step by step, the decision source picking each enabled step;
-//! [`exhaustive`] is a breadth-first search over atomic states.
+//! [`message`] runs the same logic as weft-sim nodes exchanging datagrams; [`exhaustive`] is a
+//! breadth-first search over atomic states. Results and commands: `docs/chord.md`.
 //!
 //! **Configuring a run.** A [`weft_core::RunSpec`] with target `chord`, a variant and options
 //! (see [`Chord::info`] for each with its default):
-//! `mode` (`atomic`; `messages` is not wired yet, see the report in docs/chord.md), `r`
-//! (successor-list length, 2), `ids` (identifier-space size, a number or a range like `4-6`
-//! drawn per run by the first decision; default `5`), `steps` (fault-phase length in atomic
-//! steps, 40), `failures` (most failures per run, 2), `reuse` (may a failed identity join again,
-//! false), `fused` (D1 ablation: stabilize and reconcile as one step, false), `initial`
-//! (corrected: members of the initial ideal ring, default r + 1), `gate` (`auto` = successor
-//! rule for literal/original and principal rule for corrected; or `successor`, `principal`,
-//! `unguarded`). The [`weft_core::Scenario`] is not read in atomic mode: `steps` and
-//! `failures` bound the fault phase.
+//! `mode` (`atomic` or `messages`), `r` (successor-list length, 2), `ids` (identifier-space
+//! size, a number or a range like `4-6` drawn per run by the first decision; default `5`, the
+//! measured best for the original's ring bugs and the smallest at which OrderedRing is
+//! reachable without identity reuse), `steps` (atomic fault-phase length, 40), `failures` (most
+//! failures per run, 2), `reuse` (may a failed identity join again, false), `fused` (D1
+//! ablation: stabilize and reconcile as one step, false), `initial` (corrected: members of the
+//! initial ideal ring, default r + 1), `gate` (`auto` = successor rule for literal/original and
+//! principal rule for corrected; or `successor`, `principal`, `unguarded`), `swarm` (atomic:
+//! per-segment step-kind weights, true). The first node bootstraps alone for literal/original;
+//! corrected starts from an ideal ring whose member set (containing node 0) is drawn by a
+//! decision. In atomic mode the [`weft_core::Scenario`] is not read (`steps` and `failures`
+//! bound the fault phase); message mode uses it (latency, delays, crash rate and budget,
+//! phases) and its default scenario is [`message::default_scenario`].
 //!
 //! **What counts** (the decision of issue "Chord as published and Chord as corrected").
 //! Every property is evaluated after every step. A violation is *permanent* if deterministic

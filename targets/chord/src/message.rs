@@ -583,6 +583,11 @@ impl Node for ChordNode {
         self.run_wanted(ctx);
     }
 
+    /// The replica's protocol state, as a coverage feature.
+    fn feature(&self) -> u64 {
+        weft_core::stable_hash(&(self.id, self.state))
+    }
+
     fn describe(&self) -> String {
         if !self.state.member {
             return if self.ever { "out".into() } else { "not joined".into() };

@@ -6,7 +6,7 @@
 //!   *the same cycle* lies strictly between a and b. Two rings that interleave are
 //!   AtMostOneRing's business; without this reading every split (two self-loops) would also
 //!   count as disorder, which Zave's traces do not report (§3.1 e18–e20).
-//! * **OrderedMerges** computes "ring member" over raw `succ` pointers, as [chordfull] does,
+//! * **OrderedMerges** computes "ring member" over raw `succ` pointers, as Zave's chordfull.als does,
 //!   and "same best successor" over `best`.
 //! * **ValidSuccessorList**: n's list *skips* live m when m lies strictly between two
 //!   consecutive entries of n's extended list (n, succ, succ2, …) — the spec's recommendation,
