@@ -130,7 +130,7 @@ struct ExploreArgs {
 }
 
 /// The strategy `explore` uses unless told otherwise; chosen by `weft bench` (docs/explorer.md).
-pub(crate) const DEFAULT_STRATEGY: &str = "swarm";
+pub(crate) const DEFAULT_STRATEGY: &str = "coverage";
 
 #[derive(Args, Clone)]
 struct ShrinkBudget {
