@@ -377,7 +377,8 @@ pub fn run(cfg: &Config, decisions: &mut Decisions, obs: &mut dyn Observer) -> R
 
 /// Replays a script of steps from the initial state: each step must be enabled (or a no-op,
 /// which Zave's traces contain, e.g. a Flush whose predecessor is alive). Returns the decisions
-/// that make [`run`] take exactly the effective steps, and the state after each scripted step.
+/// that make [`run`] take exactly the effective steps (with `swarm=false`: the decisions are
+/// plain `choose` indices), and the state after each scripted step.
 pub fn script(
     rules: &Rules,
     mut ring: Ring,

@@ -234,7 +234,8 @@ fn replay(name: &str, table: &str, variant: &str) -> (Vec<u64>, Config) {
 /// Runs the compiled decisions through the target with a focus on `property` and returns the
 /// outcome.
 fn run_focused(variant: &str, decisions: Vec<u64>, property: Property) -> Outcome {
-    let s = spec(variant, &[("ids", "4")], Some(property.name()));
+    // Scripts compile to plain `choose` decisions: no swarm profile draws.
+    let s = spec(variant, &[("ids", "4"), ("swarm", "false")], Some(property.name()));
     let runner = Chord.prepare(&s).unwrap();
     let mut d = Decisions::replay(decisions);
     runner.run(&runner.default_scenario(), &mut d, &mut NullObserver).outcome
@@ -338,7 +339,7 @@ fn valid_successor_list_3_6() {
 #[test]
 fn unfocused_original_reports_the_split_as_permanent() {
     let (d, _) = replay("AT_MOST_ONE_RING", AT_MOST_ONE_RING, "original");
-    let s = spec("original", &[("ids", "4")], None);
+    let s = spec("original", &[("ids", "4"), ("swarm", "false")], None);
     let runner = Chord.prepare(&s).unwrap();
     let out = runner.run(&runner.default_scenario(), &mut Decisions::replay(d), &mut NullObserver);
     // The transient ValidSuccessorList marks of e10–e17 do not count; the split does.
