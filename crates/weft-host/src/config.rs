@@ -1,0 +1,108 @@
+//! [`HostConfig`]: everything one run of real processes depends on besides the scenario and the
+//! decisions, validated once (from the `process` target's options or from `weft run` flags).
+
+use std::path::PathBuf;
+use weft_core::SimDuration;
+
+/// What a run in which every process is blocked forever (no timer, nothing in flight) means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnIdle {
+    /// A deadlock (the default: a cluster that can never make progress again is suspicious).
+    Deadlock,
+    /// A normal end (servers that wait forever once their clients are done).
+    Pass,
+}
+
+/// Whether to put processes into their own user and network namespaces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Netns {
+    /// Where the kernel allows it; otherwise run without and say so in the run's notes.
+    Auto,
+    Off,
+}
+
+/// The configuration of one program under the host. Placeholders in `args` are replaced per
+/// node: `{id}` (0-based node number), `{ip}`, `{port}`, `{addr}` (`ip:port`), `{peers}`
+/// (comma-separated `ip:port` of every other node), `{nodes}`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostConfig {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub nodes: u32,
+    /// A line containing this text is a safety violation (`no_forbidden_output`).
+    pub forbid: Option<String>,
+    /// Exit statuses that count as success; any other exit, or death by signal, is
+    /// `TargetCrashed`.
+    pub exit_codes: Vec<i32>,
+    /// The run ends (as a pass) when virtual time would pass this.
+    pub time_limit: SimDuration,
+    pub on_idle: OnIdle,
+    /// Hang bound: this many intercepted calls without virtual time advancing is a deadlock.
+    pub hang_events: u64,
+    /// The port `{port}`/`{addr}`/`{peers}` name.
+    pub port: u16,
+    pub netns: Netns,
+    /// Pin the host thread and every process to one CPU (hand-offs several times cheaper).
+    pub pin_cpu: bool,
+    /// The shim to preload; `None` uses the one embedded in this library.
+    pub shim: Option<PathBuf>,
+}
+
+impl HostConfig {
+    /// `nodes` copies of `program args…` with the defaults documented on each field.
+    pub fn new(program: impl Into<PathBuf>, args: Vec<String>, nodes: u32) -> HostConfig {
+        HostConfig {
+            program: program.into(),
+            args,
+            nodes,
+            forbid: None,
+            exit_codes: vec![0],
+            time_limit: SimDuration::from_secs(60),
+            on_idle: OnIdle::Deadlock,
+            hang_events: 100_000,
+            port: 7000,
+            netns: Netns::Auto,
+            pin_cpu: true,
+            shim: None,
+        }
+    }
+
+    /// `ip:port` of node `node`.
+    pub fn addr(&self, node: u32) -> String {
+        format!("{}:{}", crate::host::format_ip(crate::host::node_ip(node)), self.port)
+    }
+
+    /// The arguments of node `node`, placeholders replaced.
+    pub fn args_for(&self, node: u32) -> Vec<String> {
+        let peers: Vec<String> =
+            (0..self.nodes).filter(|&n| n != node).map(|n| self.addr(n)).collect();
+        let peers = peers.join(",");
+        let ip = crate::host::format_ip(crate::host::node_ip(node));
+        self.args
+            .iter()
+            .map(|a| {
+                a.replace("{id}", &node.to_string())
+                    .replace("{ip}", &ip)
+                    .replace("{port}", &self.port.to_string())
+                    .replace("{addr}", &self.addr(node))
+                    .replace("{peers}", &peers)
+                    .replace("{nodes}", &self.nodes.to_string())
+            })
+            .collect()
+    }
+}
+
+/// Joins arguments for the `args` option of the `process` target: separated by the ASCII unit
+/// separator (U+001F), which no shell argument contains in practice.
+pub fn join_args(args: &[String]) -> String {
+    args.join("\u{1f}")
+}
+
+/// The inverse of [`join_args`] (an empty string is no arguments).
+pub fn split_args(joined: &str) -> Vec<String> {
+    if joined.is_empty() {
+        Vec::new()
+    } else {
+        joined.split('\u{1f}').map(str::to_string).collect()
+    }
+}

@@ -1,0 +1,972 @@
+//! One deterministic run of N real processes: the world (virtual clock, simulated UDP sockets,
+//! datagrams in flight), the baton, and how every way a run ends becomes an [`Outcome`].
+//!
+//! The loop: deliver what is due; wake every blocked thread whose condition now holds (in node
+//! order); if some thread is runnable, let the decision source pick one and hand it the baton
+//! until its next intercepted call; otherwise advance virtual time to the next deadline or
+//! arrival. Time never moves while anything can run, so a run is a function of the decisions.
+
+use crate::config::{HostConfig, OnIdle};
+use crate::net::{Network, ScenarioNetwork};
+use crate::proto::*;
+use crate::region::Region;
+use crate::spawn::{self, SpawnSpec};
+use std::collections::{BTreeMap, VecDeque};
+use std::hash::Hasher;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use weft_core::{
+    derive_seed, Decisions, Event, EventKind, Observer, Outcome, RunReport, Scenario, SimTime,
+    StableHasher, TraceHasher,
+};
+
+/// One line a process printed (stdout and stderr share one pipe), stamped with the virtual
+/// time of the hand-off at which the host read it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutputLine {
+    pub time: SimTime,
+    pub node: u32,
+    pub text: String,
+}
+
+impl std::fmt::Display for OutputLine {
+    /// `   0.012000s n1 | text`: fixed columns, greppable.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} n{} | {}", self.time, self.node, self.text)
+    }
+}
+
+/// Everything one run produced.
+#[derive(Clone, Debug)]
+pub struct RunOutput {
+    pub report: RunReport,
+    /// Every process's output lines, in the (deterministic) order they were read.
+    pub lines: Vec<OutputLine>,
+    /// Environment notes (e.g. "no network namespace"), not part of the trace.
+    pub notes: Vec<String>,
+}
+
+/// The first simulated address: node `i` is `127.1.0.(i + 1)`. Loopback on purpose: were a
+/// datagram ever to escape, it could not leave the machine.
+pub const NODE_IP_BASE: u32 = u32::from_be_bytes([127, 1, 0, 1]);
+const LOCALHOST: u32 = u32::from_be_bytes([127, 0, 0, 1]);
+const EPHEMERAL_PORT_FIRST: u16 = 49152;
+const QUEUE_MAX: usize = 1024;
+/// Real-time bound on one hand-off (a program in a busy loop with no intercepted call).
+const WALL_STALL_SECS: u64 = 20;
+
+pub fn node_ip(node: u32) -> u32 {
+    NODE_IP_BASE + node
+}
+
+pub fn format_ip(ip: u32) -> String {
+    let b = ip.to_be_bytes();
+    format!("{}.{}.{}.{}", b[0], b[1], b[2], b[3])
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Wait {
+    /// Spawned; waiting for the process's hello.
+    Hello,
+    /// Its answer is in its slot; it may run.
+    Ready,
+    Sleep(SimTime),
+    Recv {
+        fd: i32,
+        deadline: Option<SimTime>,
+        peek: bool,
+    },
+    Poll {
+        count: usize,
+        deadline: Option<SimTime>,
+    },
+    Gone,
+}
+
+impl Wait {
+    fn deadline(self) -> Option<SimTime> {
+        match self {
+            Wait::Sleep(t) => Some(t),
+            Wait::Recv { deadline, .. } | Wait::Poll { deadline, .. } => deadline,
+            _ => None,
+        }
+    }
+}
+
+struct Proc {
+    node: u32,
+    slot: usize,
+    pid: libc::pid_t,
+    out: OwnedFd,
+    partial: Vec<u8>,
+    wait: Wait,
+}
+
+struct Datagram {
+    src_ip: u32,
+    src_port: u16,
+    data: Vec<u8>,
+}
+
+#[derive(Default)]
+struct Sock {
+    port: u16,
+    peer: Option<(u32, u16)>,
+    queue: VecDeque<Datagram>,
+}
+
+struct Flight {
+    from: u32,
+    to: u32,
+    port: u16,
+    msg: u64,
+    dgram: Datagram,
+}
+
+enum Resumed {
+    Request(u32),
+    Died(i32),
+    Stalled,
+}
+
+/// The world of one run.
+pub(crate) struct World<'a> {
+    cfg: &'a HostConfig,
+    shim: &'a Path,
+    region: Region,
+    procs: Vec<Proc>,
+    socks: BTreeMap<(u32, i32), Sock>,
+    flights: BTreeMap<(SimTime, u64), Flight>,
+    now: SimTime,
+    seq: u64,
+    next_port: Vec<u16>,
+    net: Box<dyn Network>,
+    hasher: TraceHasher,
+    steps: u64,
+    steps_since_advance: u64,
+    lines: Vec<OutputLine>,
+    notes: Vec<String>,
+    outcome: Option<Outcome>,
+    obs: &'a mut dyn Observer,
+    decisions: &'a mut Decisions,
+    scenario: &'a Scenario,
+    cpu: Option<usize>,
+    netns: bool,
+}
+
+/// Runs the configured program once. Never panics on the target's behaviour: process exits,
+/// crashes, hangs and escapes are outcomes.
+pub(crate) fn run(
+    cfg: &HostConfig,
+    shim: &Path,
+    scenario: &Scenario,
+    decisions: &mut Decisions,
+    obs: &mut dyn Observer,
+) -> io::Result<RunOutput> {
+    let mut notes = Vec::new();
+    if let Some(reason) = crate::elf::unsupported_reason(&cfg.program) {
+        return Ok(RunOutput {
+            report: report(Outcome::Unsupported { detail: reason }, 0, 0, 0, SimTime::ZERO),
+            lines: Vec::new(),
+            notes,
+        });
+    }
+    assert!(cfg.nodes as usize <= MAX_SLOTS, "at most {MAX_SLOTS} nodes");
+    let netns = match cfg.netns {
+        crate::config::Netns::Off => false,
+        crate::config::Netns::Auto => {
+            let ok = spawn::netns_available();
+            if !ok {
+                notes.push(
+                    "no user+network namespace here: processes share the host's network \
+                     (an escaped call could reach it)"
+                        .to_string(),
+                );
+            }
+            ok
+        }
+    };
+    let pin = if cfg.pin_cpu { pin_current_thread() } else { None };
+    let region = Region::new()?;
+    let mut world = World {
+        cfg,
+        shim,
+        region,
+        procs: Vec::new(),
+        socks: BTreeMap::new(),
+        flights: BTreeMap::new(),
+        now: SimTime::ZERO,
+        seq: 0,
+        next_port: vec![EPHEMERAL_PORT_FIRST; cfg.nodes as usize],
+        net: Box::new(ScenarioNetwork::new(scenario)),
+        hasher: TraceHasher::new(),
+        steps: 0,
+        steps_since_advance: 0,
+        lines: Vec::new(),
+        notes,
+        outcome: None,
+        obs,
+        decisions,
+        scenario,
+        cpu: pin.as_ref().map(|p| p.cpu),
+        netns,
+    };
+    let result = world.run_loop();
+    world.kill_all();
+    if let Some(p) = pin {
+        p.restore();
+    }
+    let outcome = result?;
+    let faults = world.net.faults();
+    let report = report(outcome, world.hasher.value(), world.hasher.events(), faults, world.now);
+    Ok(RunOutput { report, lines: world.lines, notes: world.notes })
+}
+
+fn report(outcome: Outcome, hash: u64, events: u64, faults: u64, end: SimTime) -> RunReport {
+    RunReport { outcome, trace_hash: hash, events, faults, end_time: end, sometimes: Vec::new() }
+}
+
+struct Pinned {
+    cpu: usize,
+    old: libc::cpu_set_t,
+}
+
+impl Pinned {
+    fn restore(self) {
+        // SAFETY: restoring this thread's previous affinity mask.
+        unsafe {
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &self.old);
+        }
+    }
+}
+
+/// Pins the calling thread to the CPU it is on; children are pinned there too, so hand-offs
+/// never cross CPUs (several times cheaper; only one simulated thread runs at a time anyway).
+fn pin_current_thread() -> Option<Pinned> {
+    // SAFETY: querying and setting this thread's affinity with properly sized masks.
+    unsafe {
+        let mut old: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut old) != 0 {
+            return None;
+        }
+        let cpu = libc::sched_getcpu();
+        if cpu < 0 {
+            return None;
+        }
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu as usize, &mut set);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return None;
+        }
+        Some(Pinned { cpu: cpu as usize, old })
+    }
+}
+
+fn futex_wait_timeout(word: &std::sync::atomic::AtomicU32, expected: u32, nanos: i64) {
+    let ts = libc::timespec { tv_sec: 0, tv_nsec: nanos };
+    // SAFETY: shared futex wait on a word of our mapping with a relative timeout.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word as *const _,
+            libc::FUTEX_WAIT,
+            expected,
+            &ts as *const libc::timespec,
+        );
+    }
+}
+
+fn futex_wake(word: &std::sync::atomic::AtomicU32) {
+    // SAFETY: waking waiters on a word of our shared mapping.
+    unsafe {
+        libc::syscall(libc::SYS_futex, word as *const _, libc::FUTEX_WAKE, i32::MAX);
+    }
+}
+
+fn signal_name(sig: i32) -> String {
+    // SAFETY: strsignal returns a static or thread-local NUL-terminated string.
+    let p = unsafe { libc::strsignal(sig) };
+    if p.is_null() {
+        return format!("signal {sig}");
+    }
+    // SAFETY: non-null NUL-terminated string from libc.
+    let s = unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy().into_owned();
+    format!("signal {sig} ({s})")
+}
+
+impl World<'_> {
+    fn slot(&self, p: usize) -> *mut Slot {
+        self.region.slot(self.procs[p].slot)
+    }
+
+    fn event(
+        &mut self,
+        node: u32,
+        kind: EventKind,
+        peer: Option<u32>,
+        msg: Option<u64>,
+        payload: u64,
+        summary: impl FnOnce() -> String,
+    ) {
+        self.hasher.event(self.now, node, kind, peer.unwrap_or(u32::MAX), payload);
+        if self.obs.wants_events() {
+            self.obs.event(Event {
+                index: self.hasher.events() - 1,
+                time: self.now,
+                node: Some(node),
+                kind,
+                peer,
+                msg,
+                summary: summary(),
+                state: None,
+                hash: self.hasher.value(),
+            });
+        }
+    }
+
+    fn fail(&mut self, outcome: Outcome) {
+        if self.outcome.is_none() {
+            self.outcome = Some(outcome);
+        }
+    }
+
+    fn run_loop(&mut self) -> io::Result<Outcome> {
+        for node in 0..self.cfg.nodes {
+            self.start(node)?;
+            if let Some(o) = self.outcome.take() {
+                return Ok(o);
+            }
+        }
+        loop {
+            if let Some(o) = self.outcome.take() {
+                return Ok(o);
+            }
+            self.deliver_due();
+            self.wake_blocked();
+            let runnable: Vec<usize> =
+                (0..self.procs.len()).filter(|&p| self.procs[p].wait == Wait::Ready).collect();
+            if runnable.is_empty() {
+                if let Some(o) = self.advance() {
+                    return Ok(o);
+                }
+                continue;
+            }
+            if self.steps >= self.scenario.max_events {
+                return Ok(Outcome::BudgetExhausted {
+                    detail: format!("{} intercepted calls", self.steps),
+                });
+            }
+            if self.steps_since_advance >= self.cfg.hang_events {
+                return Ok(Outcome::Deadlock {
+                    detail: format!(
+                        "hang: {} intercepted calls without virtual time advancing at {}",
+                        self.steps_since_advance, self.now
+                    ),
+                });
+            }
+            let pick = runnable[self.decisions.choose(runnable.len() as u64) as usize];
+            self.steps += 1;
+            self.steps_since_advance += 1;
+            self.step(pick);
+        }
+    }
+
+    /// Spawns node `node` and waits for its hello (the process then waits for the baton).
+    fn start(&mut self, node: u32) -> io::Result<()> {
+        let slot = node as usize;
+        self.region.reset_slot(slot);
+        let args: Vec<String> = self.cfg.args_for(node);
+        let spawned = spawn::spawn(&SpawnSpec {
+            program: &self.cfg.program,
+            args: &args,
+            shim: self.shim,
+            region_fd: self.region.fd(),
+            slot,
+            cpu: self.cpu,
+            netns: self.netns,
+        })?;
+        self.procs.push(Proc {
+            node,
+            slot,
+            pid: spawned.pid,
+            out: spawned.out,
+            partial: Vec::new(),
+            wait: Wait::Hello,
+        });
+        let p = self.procs.len() - 1;
+        self.event(node, EventKind::Start, None, None, 0, || {
+            format!("start {} as {}", self.cfg.program.display(), format_ip(node_ip(node)))
+        });
+        match self.wait_for_request(p, TURN_IDLE) {
+            Resumed::Request(OP_HELLO) => {
+                let seed = derive_seed(self.decisions.choose(u64::MAX), node as u64);
+                let s = self.slot(p);
+                // SAFETY: the process waits for TURN_THREAD; the host owns the slot fields.
+                unsafe {
+                    (*s).args[0] = seed as i64;
+                    (*s).ret = 0;
+                }
+                self.procs[p].wait = Wait::Ready;
+            }
+            Resumed::Request(op) => self.handle(p, op),
+            Resumed::Died(status) => {
+                self.died(p, status);
+                self.fail(Outcome::Unsupported {
+                    detail: format!(
+                        "node {node} ended before the shim made contact (is it setuid, or \
+                         does it not load libc dynamically?)"
+                    ),
+                });
+            }
+            Resumed::Stalled => self.fail(Outcome::Unsupported {
+                detail: format!(
+                    "node {node} never contacted the host within {WALL_STALL_SECS}s: the shim \
+                     did not load"
+                ),
+            }),
+        }
+        Ok(())
+    }
+
+    /// Gives the baton to `p` and handles what it asks next.
+    fn step(&mut self, p: usize) {
+        let s = self.slot(p);
+        // SAFETY: `p` is waiting on its turn word; storing TURN_THREAD hands it the baton.
+        let turn = unsafe { &(*s).turn };
+        turn.store(TURN_THREAD, Ordering::Release);
+        futex_wake(turn);
+        match self.wait_for_request(p, TURN_THREAD) {
+            Resumed::Request(op) => self.handle(p, op),
+            Resumed::Died(status) => self.died(p, status),
+            Resumed::Stalled => {
+                let node = self.procs[p].node;
+                self.fail(Outcome::Deadlock {
+                    detail: format!(
+                        "node {node} ran {WALL_STALL_SECS}s of real time without an intercepted \
+                         call (a busy loop?) at {}",
+                        self.now
+                    ),
+                });
+            }
+        }
+    }
+
+    /// Waits until `p` stores TURN_HOST (a request), dies, or stalls.
+    fn wait_for_request(&mut self, p: usize, waiting_value: u32) -> Resumed {
+        let s = self.slot(p);
+        // SAFETY: the turn word is an atomic in the live mapping.
+        let turn = unsafe { &(*s).turn };
+        #[allow(clippy::disallowed_methods)] // real-time stall watchdog, not simulated time
+        let started = std::time::Instant::now();
+        let mut spins = 0u32;
+        loop {
+            if turn.load(Ordering::Acquire) == TURN_HOST {
+                self.drain(p);
+                // SAFETY: the process has handed us the baton; the slot is ours to read.
+                return Resumed::Request(unsafe { (*s).op });
+            }
+            spins += 1;
+            if spins < 64 {
+                std::hint::spin_loop();
+                continue;
+            }
+            futex_wait_timeout(turn, waiting_value, 2_000_000);
+            if turn.load(Ordering::Acquire) == TURN_HOST {
+                continue;
+            }
+            self.drain(p);
+            if let Some(status) = self.try_reap(p) {
+                return Resumed::Died(status);
+            }
+            if started.elapsed().as_secs() >= WALL_STALL_SECS {
+                return Resumed::Stalled;
+            }
+        }
+    }
+
+    fn try_reap(&mut self, p: usize) -> Option<i32> {
+        let mut status = 0;
+        // SAFETY: non-blocking wait for our own child.
+        let r = unsafe { libc::waitpid(self.procs[p].pid, &mut status, libc::WNOHANG) };
+        (r == self.procs[p].pid).then_some(status)
+    }
+
+    /// Reads everything `p` has written so far and turns complete lines into output events.
+    fn drain(&mut self, p: usize) {
+        let mut buf = [0u8; 8192];
+        loop {
+            // SAFETY: reading into a local buffer from our non-blocking pipe end.
+            let n = unsafe {
+                libc::read(self.procs[p].out.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len())
+            };
+            if n <= 0 {
+                break;
+            }
+            self.procs[p].partial.extend_from_slice(&buf[..n as usize]);
+        }
+        while let Some(i) = self.procs[p].partial.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.procs[p].partial.drain(..=i).collect();
+            self.emit_line(p, &line[..line.len() - 1]);
+        }
+    }
+
+    fn emit_line(&mut self, p: usize, bytes: &[u8]) {
+        let node = self.procs[p].node;
+        let text = String::from_utf8_lossy(bytes).into_owned();
+        let mut h = StableHasher::new();
+        h.write(bytes);
+        let t = text.clone();
+        self.event(node, EventKind::Observe, None, None, h.finish(), || t);
+        if let Some(pattern) = &self.cfg.forbid {
+            if text.contains(pattern.as_str()) {
+                let detail = format!("node {node} printed `{text}` at {}", self.now);
+                self.fail(Outcome::SafetyViolation {
+                    property: "no_forbidden_output".into(),
+                    detail,
+                });
+            }
+        }
+        self.lines.push(OutputLine { time: self.now, node, text });
+    }
+
+    /// A process ended (`status` from waitpid).
+    fn died(&mut self, p: usize, status: i32) {
+        self.drain(p);
+        if !self.procs[p].partial.is_empty() {
+            let rest = std::mem::take(&mut self.procs[p].partial);
+            self.emit_line(p, &rest);
+        }
+        let node = self.procs[p].node;
+        self.procs[p].wait = Wait::Gone;
+        let fds: Vec<(u32, i32)> =
+            self.socks.range((node, i32::MIN)..=(node, i32::MAX)).map(|(k, _)| *k).collect();
+        for k in fds {
+            self.socks.remove(&k);
+        }
+        if libc::WIFEXITED(status) {
+            let code = libc::WEXITSTATUS(status);
+            self.event(node, EventKind::Note, None, None, code as u64, || format!("exit {code}"));
+            if !self.cfg.exit_codes.contains(&code) {
+                self.fail(Outcome::TargetCrashed {
+                    detail: format!("node {node} exited with status {code} at {}", self.now),
+                });
+            }
+        } else if libc::WIFSIGNALED(status) {
+            let sig = libc::WTERMSIG(status);
+            self.event(node, EventKind::Crash, None, None, sig as u64, || {
+                format!("killed by {}", signal_name(sig))
+            });
+            self.fail(Outcome::TargetCrashed {
+                detail: format!("node {node} was killed by {} at {}", signal_name(sig), self.now),
+            });
+        }
+    }
+
+    /// The process announced its exit: wait (in real time, nothing else runs) until it is gone.
+    fn await_exit(&mut self, p: usize) {
+        #[allow(clippy::disallowed_methods)] // real-time bound on a process's exit path
+        let started = std::time::Instant::now();
+        loop {
+            self.drain(p);
+            if let Some(status) = self.try_reap(p) {
+                self.died(p, status);
+                return;
+            }
+            if started.elapsed().as_secs() >= WALL_STALL_SECS {
+                // SAFETY: killing our own child.
+                unsafe { libc::kill(self.procs[p].pid, libc::SIGKILL) };
+            }
+            std::thread::sleep(std::time::Duration::from_micros(20));
+        }
+    }
+
+    fn kill_all(&mut self) {
+        for p in 0..self.procs.len() {
+            if self.procs[p].wait != Wait::Gone {
+                let mut status = 0;
+                // SAFETY: killing and reaping our own child.
+                unsafe {
+                    libc::kill(self.procs[p].pid, libc::SIGKILL);
+                    libc::waitpid(self.procs[p].pid, &mut status, 0);
+                }
+                self.procs[p].wait = Wait::Gone;
+            }
+        }
+    }
+
+    fn handle(&mut self, p: usize, op: u32) {
+        let s = self.slot(p);
+        let node = self.procs[p].node;
+        // SAFETY: the process holds TURN_HOST and waits: the slot's fields are ours until we
+        // hand the baton back.
+        let slot = unsafe { &mut *s };
+        let fd = slot.args[0] as i32;
+        // Answers `$ret` to `p`, which may then run (through `slot`, the one live reference).
+        macro_rules! ready {
+            ($ret:expr) => {{
+                let ret = $ret;
+                slot.ret = ret;
+                self.procs[p].wait = Wait::Ready;
+            }};
+        }
+        match op {
+            OP_SLEEP => {
+                let until = SimTime(slot.args[0] as u64);
+                if until <= self.now {
+                    ready!(0);
+                } else {
+                    self.procs[p].wait = Wait::Sleep(until);
+                }
+            }
+            OP_SPIN | OP_YIELD | OP_HELLO => ready!(0),
+            OP_SOCKET => {
+                self.socks.insert((node, fd), Sock::default());
+                ready!(0);
+            }
+            OP_CLOSE => {
+                self.socks.remove(&(node, fd));
+                ready!(0);
+            }
+            OP_BIND => {
+                let r = self.bind(node, fd, slot.addr_ip, slot.addr_port);
+                ready!(r);
+            }
+            OP_CONNECT => {
+                let r = if !self.socks.contains_key(&(node, fd)) {
+                    -(libc::EBADF as i64)
+                } else {
+                    self.autobind(node, fd);
+                    let ip = if slot.addr_ip == LOCALHOST { node_ip(node) } else { slot.addr_ip };
+                    if let Some(sock) = self.socks.get_mut(&(node, fd)) {
+                        sock.peer = Some((ip, slot.addr_port));
+                    }
+                    0
+                };
+                ready!(r);
+            }
+            OP_GETSOCKNAME => {
+                let r = match self.socks.get(&(node, fd)) {
+                    None => -(libc::EBADF as i64),
+                    Some(sock) => {
+                        slot.addr_ip = if sock.port == 0 { 0 } else { node_ip(node) };
+                        slot.addr_port = sock.port;
+                        0
+                    }
+                };
+                ready!(r);
+            }
+            OP_SENDTO => {
+                let r = self.sendto(p, slot);
+                ready!(r);
+            }
+            OP_RECVFROM => {
+                let nonblock = slot.args[1] != 0;
+                let deadline = (slot.args[2] > 0).then_some(SimTime(slot.args[2] as u64));
+                let peek = slot.args[4] != 0;
+                if !self.socks.contains_key(&(node, fd)) {
+                    ready!(-(libc::EBADF as i64));
+                } else if self.try_recv(node, fd, peek, slot) {
+                    self.procs[p].wait = Wait::Ready;
+                } else if nonblock || deadline.is_some_and(|d| d <= self.now) {
+                    ready!(-(libc::EAGAIN as i64));
+                } else {
+                    self.procs[p].wait = Wait::Recv { fd, deadline, peek };
+                }
+            }
+            OP_POLL => {
+                let count = (slot.args[0] as usize).min(POLL_MAX);
+                let deadline =
+                    (slot.args[1] as u64 != u64::MAX).then_some(SimTime(slot.args[1] as u64));
+                let n = self.poll_ready(node, slot, count);
+                if n > 0 || deadline.is_some_and(|d| d <= self.now) {
+                    ready!(n as i64);
+                } else {
+                    self.procs[p].wait = Wait::Poll { count, deadline };
+                }
+            }
+            OP_EXIT => self.await_exit(p),
+            OP_UNSUPPORTED => {
+                let len = (slot.len as usize).min(DATA_MAX);
+                let what = String::from_utf8_lossy(&slot.data[..len]).into_owned();
+                let detail = format!("node {node}: {what}");
+                self.event(node, EventKind::Note, None, None, slot.args[0] as u64, || {
+                    format!("unsupported: {what}")
+                });
+                self.fail(Outcome::Unsupported { detail });
+                // SAFETY: killing our own child, which does not wait for an answer.
+                unsafe { libc::kill(self.procs[p].pid, libc::SIGKILL) };
+                let mut status = 0;
+                // SAFETY: reaping our own child.
+                unsafe { libc::waitpid(self.procs[p].pid, &mut status, 0) };
+                self.procs[p].wait = Wait::Gone;
+            }
+            other => {
+                self.fail(Outcome::Unsupported {
+                    detail: format!("node {node}: unknown request {other} (shim/host mismatch)"),
+                });
+            }
+        }
+    }
+
+    fn bind(&mut self, node: u32, fd: i32, ip: u32, port: u16) -> i64 {
+        if !self.socks.contains_key(&(node, fd)) {
+            return -(libc::EBADF as i64);
+        }
+        if ip != 0 && ip != node_ip(node) && ip != LOCALHOST {
+            return -(libc::EADDRNOTAVAIL as i64);
+        }
+        if self.socks[&(node, fd)].port != 0 {
+            return -(libc::EINVAL as i64);
+        }
+        let port = if port == 0 { self.ephemeral(node) } else { port };
+        if self.port_owner(node, port).is_some() {
+            return -(libc::EADDRINUSE as i64);
+        }
+        if let Some(s) = self.socks.get_mut(&(node, fd)) {
+            s.port = port;
+        }
+        0
+    }
+
+    fn port_owner(&self, node: u32, port: u16) -> Option<i32> {
+        self.socks
+            .range((node, i32::MIN)..=(node, i32::MAX))
+            .find(|(_, s)| s.port == port)
+            .map(|(k, _)| k.1)
+    }
+
+    fn ephemeral(&mut self, node: u32) -> u16 {
+        loop {
+            let port = self.next_port[node as usize];
+            self.next_port[node as usize] =
+                if port == u16::MAX { EPHEMERAL_PORT_FIRST } else { port + 1 };
+            if self.port_owner(node, port).is_none() {
+                return port;
+            }
+        }
+    }
+
+    fn autobind(&mut self, node: u32, fd: i32) {
+        if self.socks.get(&(node, fd)).is_some_and(|s| s.port == 0) {
+            let port = self.ephemeral(node);
+            if let Some(s) = self.socks.get_mut(&(node, fd)) {
+                s.port = port;
+            }
+        }
+    }
+
+    /// The node an address belongs to (localhost and the node's own address are itself).
+    fn node_of(&self, from: u32, ip: u32) -> Option<u32> {
+        if ip == LOCALHOST {
+            return Some(from);
+        }
+        let n = ip.wrapping_sub(NODE_IP_BASE);
+        (ip >= NODE_IP_BASE && n < self.cfg.nodes).then_some(n)
+    }
+
+    fn sendto(&mut self, p: usize, slot: &mut Slot) -> i64 {
+        let node = self.procs[p].node;
+        let fd = slot.args[0] as i32;
+        let Some(sock) = self.socks.get(&(node, fd)) else { return -(libc::EBADF as i64) };
+        let (ip, port) = if slot.addr_ip == 0 && slot.addr_port == 0 {
+            match sock.peer {
+                Some(peer) => peer,
+                None => return -(libc::EDESTADDRREQ as i64),
+            }
+        } else {
+            (slot.addr_ip, slot.addr_port)
+        };
+        self.autobind(node, fd);
+        let src_port = self.socks[&(node, fd)].port;
+        let len = (slot.len as usize).min(DATA_MAX);
+        let data = slot.data[..len].to_vec();
+        let mut h = StableHasher::new();
+        h.write(&data);
+        let payload = h.finish();
+        let Some(to) = self.node_of(node, ip) else {
+            // No such host in the simulated network: UDP loses it silently.
+            self.event(node, EventKind::Drop, None, None, payload, || {
+                format!("{len} bytes to {}:{port}: no such node", format_ip(ip))
+            });
+            return len as i64;
+        };
+        self.seq += 1;
+        let msg = self.seq;
+        self.event(node, EventKind::Send, Some(to), Some(msg), payload, || {
+            format!("{len} bytes :{src_port} -> n{to}:{port}")
+        });
+        let fate = self.net.send(self.now, node, to, self.decisions);
+        if fate.dropped {
+            self.event(node, EventKind::Drop, Some(to), Some(msg), payload, || "dropped".into());
+        }
+        if fate.duplicated {
+            self.event(node, EventKind::Duplicate, Some(to), Some(msg), payload, || {
+                "duplicated".into()
+            });
+        }
+        for at in fate.arrivals {
+            self.seq += 1;
+            let dgram = Datagram { src_ip: node_ip(node), src_port, data: data.clone() };
+            self.flights.insert((at, self.seq), Flight { from: node, to, port, msg, dgram });
+        }
+        len as i64
+    }
+
+    /// Pops (or peeks) a datagram for `fd` into the slot; false if none is queued.
+    fn try_recv(&mut self, node: u32, fd: i32, peek: bool, slot: &mut Slot) -> bool {
+        let Some(sock) = self.socks.get_mut(&(node, fd)) else { return false };
+        let Some(d) = (if peek { sock.queue.front() } else { None }) else {
+            let Some(d) = sock.queue.pop_front() else { return false };
+            write_dgram(slot, &d);
+            return true;
+        };
+        write_dgram(slot, d);
+        true
+    }
+
+    fn poll_ready(&self, node: u32, slot: &mut Slot, count: usize) -> usize {
+        let mut n = 0;
+        for e in slot.polls[..count].iter_mut() {
+            e.revents = 0;
+            if e.fd < 0 {
+                continue;
+            }
+            match self.socks.get(&(node, e.fd)) {
+                None => e.revents = libc::POLLNVAL,
+                Some(s) => {
+                    if e.events & libc::POLLIN != 0 && !s.queue.is_empty() {
+                        e.revents |= libc::POLLIN;
+                    }
+                    if e.events & libc::POLLOUT != 0 {
+                        e.revents |= libc::POLLOUT;
+                    }
+                }
+            }
+            if e.revents != 0 {
+                n += 1;
+            }
+        }
+        n
+    }
+
+    fn deliver_due(&mut self) {
+        while let Some(entry) = self.flights.first_entry() {
+            if entry.key().0 > self.now {
+                break;
+            }
+            let f = entry.remove();
+            let payload = {
+                let mut h = StableHasher::new();
+                h.write(&f.dgram.data);
+                h.finish()
+            };
+            let alive = self.procs.iter().any(|p| p.node == f.to && p.wait != Wait::Gone);
+            let owner = if alive { self.port_owner(f.to, f.port) } else { None };
+            let Some(fd) = owner else {
+                self.event(f.to, EventKind::Drop, Some(f.from), Some(f.msg), payload, || {
+                    format!("nothing bound to port {} on n{}", f.port, f.to)
+                });
+                continue;
+            };
+            let len = f.dgram.data.len();
+            let sock = self.socks.get_mut(&(f.to, fd)).expect("owner exists");
+            if sock.queue.len() >= QUEUE_MAX {
+                self.event(f.to, EventKind::Drop, Some(f.from), Some(f.msg), payload, || {
+                    "receive queue full".into()
+                });
+                continue;
+            }
+            sock.queue.push_back(f.dgram);
+            self.event(f.to, EventKind::Deliver, Some(f.from), Some(f.msg), payload, || {
+                format!("{len} bytes from n{} -> :{}", f.from, f.port)
+            });
+        }
+    }
+
+    /// Makes every blocked process whose condition holds runnable, in node order.
+    fn wake_blocked(&mut self) {
+        for p in 0..self.procs.len() {
+            let node = self.procs[p].node;
+            let s = self.slot(p);
+            // SAFETY: blocked processes wait for TURN_THREAD; their slots are ours.
+            let slot = unsafe { &mut *s };
+            match self.procs[p].wait {
+                Wait::Sleep(t) if t <= self.now => {
+                    slot.ret = 0;
+                    self.procs[p].wait = Wait::Ready;
+                }
+                Wait::Recv { fd, deadline, peek } => {
+                    if self.try_recv(node, fd, peek, slot) {
+                        self.procs[p].wait = Wait::Ready;
+                    } else if !self.socks.contains_key(&(node, fd)) {
+                        slot.ret = -(libc::EBADF as i64);
+                        self.procs[p].wait = Wait::Ready;
+                    } else if deadline.is_some_and(|d| d <= self.now) {
+                        slot.ret = -(libc::EAGAIN as i64);
+                        self.procs[p].wait = Wait::Ready;
+                    }
+                }
+                Wait::Poll { count, deadline } => {
+                    let n = self.poll_ready(node, slot, count);
+                    if n > 0 || deadline.is_some_and(|d| d <= self.now) {
+                        slot.ret = n as i64;
+                        self.procs[p].wait = Wait::Ready;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Nothing can run: move virtual time to the next deadline or arrival, or end the run.
+    fn advance(&mut self) -> Option<Outcome> {
+        let next_flight = self.flights.keys().next().map(|k| k.0);
+        let next_deadline = self.procs.iter().filter_map(|p| p.wait.deadline()).min();
+        let next = match (next_flight, next_deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let live = self.procs.iter().filter(|p| p.wait != Wait::Gone).count();
+        let limit = SimTime::ZERO + self.cfg.time_limit;
+        match next {
+            None if live == 0 => Some(Outcome::Pass),
+            None => match self.cfg.on_idle {
+                OnIdle::Pass => Some(Outcome::Pass),
+                OnIdle::Deadlock => Some(Outcome::Deadlock {
+                    detail: format!(
+                        "at {}: {live} process(es) blocked with no timer and nothing in flight",
+                        self.now
+                    ),
+                }),
+            },
+            Some(t) if t > limit => {
+                self.set_now(limit);
+                Some(Outcome::Pass)
+            }
+            Some(t) => {
+                self.set_now(t);
+                None
+            }
+        }
+    }
+
+    fn set_now(&mut self, t: SimTime) {
+        assert!(t >= self.now, "virtual time went backwards");
+        if t > self.now {
+            self.steps_since_advance = 0;
+        }
+        self.now = t;
+        self.region.set_now(t.as_nanos());
+    }
+}
+
+fn write_dgram(slot: &mut Slot, d: &Datagram) {
+    let n = d.data.len().min(DATA_MAX);
+    slot.data[..n].copy_from_slice(&d.data[..n]);
+    slot.len = n as u32;
+    slot.addr_ip = d.src_ip;
+    slot.addr_port = d.src_port;
+    slot.ret = n as i64;
+}

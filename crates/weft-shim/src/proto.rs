@@ -1,0 +1,111 @@
+//! The wire format between the shim and the host: one shared-memory region, a header the host
+//! writes (virtual time) and one slot per simulated thread. This file is compiled into both
+//! crates (`#[path]` include in weft-host) so the two sides cannot disagree; it holds plain
+//! `#[repr(C)]` data and constants only.
+//!
+//! Hand-off protocol on a slot's `turn` futex word: the thread fills the request fields, stores
+//! `TURN_HOST` and wakes; the host answers in the same fields, stores `TURN_THREAD` and wakes.
+//! Only one simulated thread holds the baton at any time, so no field is ever written by both
+//! sides at once.
+
+#![allow(dead_code)] // each side uses its half
+
+use core::sync::atomic::{AtomicU32, AtomicU64};
+
+pub const MAGIC: u64 = 0x7765_6674_5348_4d31; // "weftSHM1"
+
+/// Environment variables the host sets for every child.
+pub const ENV_FD: &[u8] = b"WEFT_SHM_FD\0";
+pub const ENV_SLOT: &[u8] = b"WEFT_SLOT\0";
+
+pub const MAX_SLOTS: usize = 64;
+pub const DATA_MAX: usize = 65536;
+pub const POLL_MAX: usize = 256;
+
+/// Offsets of the simulated clocks: CLOCK_REALTIME reads `REALTIME_BASE_NS + now`, the
+/// monotonic clocks `MONOTONIC_BASE_NS + now` (fixed, so runs are comparable everywhere).
+pub const REALTIME_BASE_NS: u64 = 1_767_225_600 * 1_000_000_000; // 2026-01-01T00:00:00Z
+pub const MONOTONIC_BASE_NS: u64 = 1_000 * 1_000_000_000;
+
+/// After this many calls served without a hand-off (clock reads, random bytes) the shim
+/// hands off anyway with `OP_SPIN`, so a busy loop on the clock becomes a visible hang
+/// instead of a silent one.
+pub const LOCAL_CALLS_MAX: u32 = 1 << 20;
+
+pub const TURN_IDLE: u32 = 0;
+pub const TURN_HOST: u32 = 1;
+pub const TURN_THREAD: u32 = 2;
+
+// Requests (`Slot::op`). Arguments in `Slot::args`, payload in `Slot::data`, peer address in
+// `Slot::addr_ip`/`addr_port` (host byte order). Answers: `Slot::ret` (>= 0, or -errno).
+/// First contact from a fresh process: `args[0]` = real pid. Answer: `args[0]` = random seed.
+pub const OP_HELLO: u32 = 1;
+/// Sleep until the absolute virtual time `args[0]` (ns).
+pub const OP_SLEEP: u32 = 2;
+/// A new simulated UDP socket on fd `args[0]`.
+pub const OP_SOCKET: u32 = 3;
+/// `args[0]` fd; bind to `addr`.
+pub const OP_BIND: u32 = 4;
+/// `args[0]` fd; default destination `addr`.
+pub const OP_CONNECT: u32 = 5;
+/// `args[0]` fd; answer in `addr`.
+pub const OP_GETSOCKNAME: u32 = 6;
+/// `args[0]` fd; `data[..len]` to `addr` (port 0 and ip 0 = connected peer).
+pub const OP_SENDTO: u32 = 7;
+/// `args[0]` fd, `args[1]` = 1 if non-blocking, `args[2]` = timeout ns (0 = none),
+/// `args[3]` = capacity, `args[4]` = 1 to peek. Answer: data, `len`, source in `addr`.
+pub const OP_RECVFROM: u32 = 8;
+/// `args[0]` = count, `args[1]` = absolute deadline ns or u64::MAX; `polls[..count]`.
+pub const OP_POLL: u32 = 9;
+/// `args[0]` fd closed.
+pub const OP_CLOSE: u32 = 10;
+/// The process is exiting (`args[0]` = status if known, or -1); no answer is awaited.
+pub const OP_EXIT: u32 = 11;
+/// An escape: `args[0]` = syscall number (or -1), `args[1]` = address; `data` = a name.
+/// No answer is awaited; the host ends the run as Unsupported.
+pub const OP_UNSUPPORTED: u32 = 12;
+/// Many local calls without a hand-off (busy loop on the clock).
+pub const OP_SPIN: u32 = 13;
+/// A yield point with no effect (thread switches).
+pub const OP_YIELD: u32 = 14;
+
+/// One entry of a poll request: fd, requested events, answered events.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct PollEntry {
+    pub fd: i32,
+    pub events: i16,
+    pub revents: i16,
+}
+
+#[repr(C)]
+pub struct Header {
+    pub magic: u64,
+    /// Virtual time in nanoseconds since the start of the run; written by the host only.
+    pub now_ns: AtomicU64,
+}
+
+#[repr(C)]
+pub struct Slot {
+    pub turn: AtomicU32,
+    pub op: u32,
+    pub args: [i64; 6],
+    pub ret: i64,
+    pub addr_ip: u32,
+    pub addr_port: u16,
+    pub _pad: u16,
+    pub len: u32,
+    pub _pad2: u32,
+    pub polls: [PollEntry; POLL_MAX],
+    pub data: [u8; DATA_MAX],
+}
+
+/// Byte offset of slot `i` in the region.
+pub const fn slot_offset(i: usize) -> usize {
+    let h = (core::mem::size_of::<Header>() + 4095) & !4095;
+    let s = (core::mem::size_of::<Slot>() + 4095) & !4095;
+    h + i * s
+}
+
+/// Size of the whole region.
+pub const REGION_SIZE: usize = slot_offset(MAX_SLOTS);
