@@ -467,8 +467,10 @@ impl World<'_> {
                 // SAFETY: the process has handed us the baton; the slot is ours to read.
                 return Resumed::Request(unsafe { (*s).op });
             }
+            // Spinning only helps when the process runs on another CPU; pinned to ours it
+            // cannot make progress until we sleep.
             spins += 1;
-            if spins < 64 {
+            if self.cpu.is_none() && spins < 64 {
                 std::hint::spin_loop();
                 continue;
             }

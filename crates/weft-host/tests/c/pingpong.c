@@ -1,7 +1,7 @@
 /* UDP ping-pong: node 0 pings every peer ROUNDS times and waits (SO_RCVTIMEO) for each pong;
  * the others echo until they get "bye". Prints what it observes, including virtual times and
  * a random number, so two runs can be compared byte for byte.
- * usage: pingpong ID ADDR PEERS [ROUNDS] */
+ * usage: pingpong ID ADDR PEERS [ROUNDS [PAUSE_US]] */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
@@ -37,6 +37,7 @@ int main(int argc, char **argv) {
     if (argc < 4) return 2;
     int id = atoi(argv[1]);
     int rounds = argc > 4 ? atoi(argv[4]) : 3;
+    int pause_us = argc > 5 ? atoi(argv[5]) : 10000;
     struct sockaddr_in me = parse(argv[2]);
     struct sockaddr_in peers[16];
     int npeers = 0;
@@ -76,7 +77,7 @@ int main(int argc, char **argv) {
                        ntohs(from.sin_port), ms_now() - t0);
                 got++;
             }
-            usleep(10000);
+            if (pause_us > 0) usleep((useconds_t)pause_us);
         }
         for (int p = 0; p < npeers; p++)
             sendto(fd, "bye", 3, 0, (struct sockaddr *)&peers[p], sizeof peers[p]);
