@@ -82,6 +82,18 @@ enum Wait {
         count: usize,
         deadline: Option<SimTime>,
     },
+    /// Created by thread `.0`, which has not yet returned from creating it: runnable from
+    /// that thread's next request on.
+    Unborn(usize),
+    /// Until the thread with this index has ended.
+    Join(usize),
+    /// Until the mutex at this address (in its process) is unlocked.
+    Mutex(u64),
+    /// Until the condition variable at this address is signalled, or the deadline.
+    Cond {
+        addr: u64,
+        deadline: Option<SimTime>,
+    },
     Gone,
 }
 
@@ -89,18 +101,27 @@ impl Wait {
     fn deadline(self) -> Option<SimTime> {
         match self {
             Wait::Sleep(t) => Some(t),
-            Wait::Recv { deadline, .. } | Wait::Poll { deadline, .. } => deadline,
+            Wait::Recv { deadline, .. }
+            | Wait::Poll { deadline, .. }
+            | Wait::Cond { deadline, .. } => deadline,
             _ => None,
         }
     }
 }
 
+/// A simulated process (one node).
 struct Proc {
     node: u32,
-    slot: usize,
     pid: libc::pid_t,
     out: OwnedFd,
     partial: Vec<u8>,
+    alive: bool,
+}
+
+/// A simulated thread: the unit the baton passes between.
+struct Thread {
+    proc: usize,
+    slot: usize,
     wait: Wait,
 }
 
@@ -137,6 +158,7 @@ pub(crate) struct World<'a> {
     shim: &'a Path,
     region: Region,
     procs: Vec<Proc>,
+    threads: Vec<Thread>,
     socks: BTreeMap<(u32, i32), Sock>,
     flights: BTreeMap<(SimTime, u64), Flight>,
     now: SimTime,
@@ -195,6 +217,7 @@ pub(crate) fn run(
         shim,
         region,
         procs: Vec::new(),
+        threads: Vec::new(),
         socks: BTreeMap::new(),
         flights: BTreeMap::new(),
         now: SimTime::ZERO,
@@ -297,8 +320,8 @@ fn signal_name(sig: i32) -> String {
 }
 
 impl World<'_> {
-    fn slot(&self, p: usize) -> *mut Slot {
-        self.region.slot(self.procs[p].slot)
+    fn slot(&self, t: usize) -> *mut Slot {
+        self.region.slot(self.threads[t].slot)
     }
 
     fn event(
@@ -346,7 +369,7 @@ impl World<'_> {
             self.deliver_due();
             self.wake_blocked();
             let runnable: Vec<usize> =
-                (0..self.procs.len()).filter(|&p| self.procs[p].wait == Wait::Ready).collect();
+                (0..self.threads.len()).filter(|&t| self.threads[t].wait == Wait::Ready).collect();
             if runnable.is_empty() {
                 if let Some(o) = self.advance() {
                     return Ok(o);
@@ -389,28 +412,29 @@ impl World<'_> {
         })?;
         self.procs.push(Proc {
             node,
-            slot,
             pid: spawned.pid,
             out: spawned.out,
             partial: Vec::new(),
-            wait: Wait::Hello,
+            alive: true,
         });
         let p = self.procs.len() - 1;
+        self.threads.push(Thread { proc: p, slot, wait: Wait::Hello });
+        let t = self.threads.len() - 1;
         self.event(node, EventKind::Start, None, None, 0, || {
             format!("start {} as {}", self.cfg.program.display(), format_ip(node_ip(node)))
         });
-        match self.wait_for_request(p, TURN_IDLE) {
+        match self.wait_for_request(t, TURN_IDLE) {
             Resumed::Request(OP_HELLO) => {
                 let seed = derive_seed(self.decisions.choose(u64::MAX), node as u64);
-                let s = self.slot(p);
+                let s = self.slot(t);
                 // SAFETY: the process waits for TURN_THREAD; the host owns the slot fields.
                 unsafe {
                     (*s).args[0] = seed as i64;
                     (*s).ret = 0;
                 }
-                self.procs[p].wait = Wait::Ready;
+                self.threads[t].wait = Wait::Ready;
             }
-            Resumed::Request(op) => self.handle(p, op),
+            Resumed::Request(op) => self.handle(t, op),
             Resumed::Died(status) => {
                 self.died(p, status);
                 self.fail(Outcome::Unsupported {
@@ -431,21 +455,23 @@ impl World<'_> {
     }
 
     /// Gives the baton to `p` and handles what it asks next.
-    fn step(&mut self, p: usize) {
-        let s = self.slot(p);
+    fn step(&mut self, t: usize) {
+        let s = self.slot(t);
         // SAFETY: `p` is waiting on its turn word; storing TURN_THREAD hands it the baton.
         let turn = unsafe { &(*s).turn };
         turn.store(TURN_THREAD, Ordering::Release);
         futex_wake(turn);
-        match self.wait_for_request(p, TURN_THREAD) {
-            Resumed::Request(op) => self.handle(p, op),
+        let p = self.threads[t].proc;
+        match self.wait_for_request(t, TURN_THREAD) {
+            Resumed::Request(op) => self.handle(t, op),
             Resumed::Died(status) => self.died(p, status),
             Resumed::Stalled => {
                 let node = self.procs[p].node;
+                let blocked = blocked_in(self.procs[p].pid);
                 self.fail(Outcome::Deadlock {
                     detail: format!(
                         "node {node} ran {WALL_STALL_SECS}s of real time without an intercepted \
-                         call (a busy loop?) at {}",
+                         call at {} ({blocked})",
                         self.now
                     ),
                 });
@@ -454,8 +480,9 @@ impl World<'_> {
     }
 
     /// Waits until `p` stores TURN_HOST (a request), dies, or stalls.
-    fn wait_for_request(&mut self, p: usize, waiting_value: u32) -> Resumed {
-        let s = self.slot(p);
+    fn wait_for_request(&mut self, t: usize, waiting_value: u32) -> Resumed {
+        let p = self.threads[t].proc;
+        let s = self.slot(t);
         // SAFETY: the turn word is an atomic in the live mapping.
         let turn = unsafe { &(*s).turn };
         #[allow(clippy::disallowed_methods)] // real-time stall watchdog, not simulated time
@@ -541,7 +568,7 @@ impl World<'_> {
             self.emit_line(p, &rest);
         }
         let node = self.procs[p].node;
-        self.procs[p].wait = Wait::Gone;
+        self.mark_gone(p);
         let fds: Vec<(u32, i32)> =
             self.socks.range((node, i32::MIN)..=(node, i32::MAX)).map(|(k, _)| *k).collect();
         for k in fds {
@@ -584,23 +611,38 @@ impl World<'_> {
         }
     }
 
+    /// Process `p` no longer exists, nor do its threads.
+    fn mark_gone(&mut self, p: usize) {
+        self.procs[p].alive = false;
+        for t in self.threads.iter_mut().filter(|t| t.proc == p) {
+            t.wait = Wait::Gone;
+        }
+    }
+
     fn kill_all(&mut self) {
         for p in 0..self.procs.len() {
-            if self.procs[p].wait != Wait::Gone {
+            if self.procs[p].alive {
                 let mut status = 0;
                 // SAFETY: killing and reaping our own child.
                 unsafe {
                     libc::kill(self.procs[p].pid, libc::SIGKILL);
                     libc::waitpid(self.procs[p].pid, &mut status, 0);
                 }
-                self.procs[p].wait = Wait::Gone;
+                self.mark_gone(p);
             }
         }
     }
 
-    fn handle(&mut self, p: usize, op: u32) {
-        let s = self.slot(p);
+    fn handle(&mut self, t: usize, op: u32) {
+        let s = self.slot(t);
+        let p = self.threads[t].proc;
         let node = self.procs[p].node;
+        // Threads `t` created are alive now that it is back.
+        for x in self.threads.iter_mut() {
+            if x.wait == Wait::Unborn(t) {
+                x.wait = Wait::Ready;
+            }
+        }
         // SAFETY: the process holds TURN_HOST and waits: the slot's fields are ours until we
         // hand the baton back.
         let slot = unsafe { &mut *s };
@@ -610,7 +652,7 @@ impl World<'_> {
             ($ret:expr) => {{
                 let ret = $ret;
                 slot.ret = ret;
-                self.procs[p].wait = Wait::Ready;
+                self.threads[t].wait = Wait::Ready;
             }};
         }
         match op {
@@ -619,7 +661,7 @@ impl World<'_> {
                 if until <= self.now {
                     ready!(0);
                 } else {
-                    self.procs[p].wait = Wait::Sleep(until);
+                    self.threads[t].wait = Wait::Sleep(until);
                 }
             }
             OP_SPIN | OP_YIELD | OP_HELLO => ready!(0),
@@ -660,7 +702,7 @@ impl World<'_> {
                 ready!(r);
             }
             OP_SENDTO => {
-                let r = self.sendto(p, slot);
+                let r = self.sendto(node, slot);
                 ready!(r);
             }
             OP_RECVFROM => {
@@ -670,11 +712,11 @@ impl World<'_> {
                 if !self.socks.contains_key(&(node, fd)) {
                     ready!(-(libc::EBADF as i64));
                 } else if self.try_recv(node, fd, peek, slot) {
-                    self.procs[p].wait = Wait::Ready;
+                    self.threads[t].wait = Wait::Ready;
                 } else if nonblock || deadline.is_some_and(|d| d <= self.now) {
                     ready!(-(libc::EAGAIN as i64));
                 } else {
-                    self.procs[p].wait = Wait::Recv { fd, deadline, peek };
+                    self.threads[t].wait = Wait::Recv { fd, deadline, peek };
                 }
             }
             OP_POLL => {
@@ -685,10 +727,77 @@ impl World<'_> {
                 if n > 0 || deadline.is_some_and(|d| d <= self.now) {
                     ready!(n as i64);
                 } else {
-                    self.procs[p].wait = Wait::Poll { count, deadline };
+                    self.threads[t].wait = Wait::Poll { count, deadline };
                 }
             }
             OP_EXIT => self.await_exit(p),
+            OP_THREAD_NEW => match self.free_slot() {
+                None => ready!(-(libc::EAGAIN as i64)),
+                Some(k) => {
+                    self.region.reset_slot(k);
+                    // The new thread waits for the baton before running any program code.
+                    self.threads.push(Thread { proc: p, slot: k, wait: Wait::Unborn(t) });
+                    let n = self.threads.len() - 1;
+                    self.event(node, EventKind::Note, None, None, n as u64, || {
+                        format!("thread {n} created")
+                    });
+                    ready!(k as i64);
+                }
+            },
+            OP_THREAD_EXIT => self.threads[t].wait = Wait::Gone,
+            OP_THREAD_ABORT => {
+                let k = slot.args[0] as usize;
+                for x in self.threads.iter_mut() {
+                    // Already made runnable above, as every thread `t` created is.
+                    if x.slot == k && x.proc == p && x.wait != Wait::Gone {
+                        x.wait = Wait::Gone;
+                    }
+                }
+                ready!(0);
+            }
+            OP_JOIN => {
+                let k = slot.args[0] as usize;
+                match self.threads.iter().rposition(|x| x.proc == p && x.slot == k) {
+                    Some(j) if self.threads[j].wait != Wait::Gone => {
+                        self.threads[t].wait = Wait::Join(j)
+                    }
+                    _ => ready!(0),
+                }
+            }
+            OP_MUTEX_WAIT => self.threads[t].wait = Wait::Mutex(slot.args[0] as u64),
+            OP_MUTEX_UNLOCK => {
+                self.wake_mutex(p, slot.args[0] as u64);
+                ready!(0);
+            }
+            OP_COND_WAIT => {
+                self.wake_mutex(p, slot.args[1] as u64);
+                let deadline =
+                    (slot.args[2] as u64 != u64::MAX).then_some(SimTime(slot.args[2] as u64));
+                let addr = slot.args[0] as u64;
+                if deadline.is_some_and(|d| d <= self.now) {
+                    ready!(-(libc::ETIMEDOUT as i64));
+                } else {
+                    self.threads[t].wait = Wait::Cond { addr, deadline };
+                }
+            }
+            OP_COND_SIGNAL => {
+                let addr = slot.args[0] as u64;
+                let waiters: Vec<usize> = (0..self.threads.len())
+                    .filter(|&j| {
+                        self.threads[j].proc == p
+                            && matches!(self.threads[j].wait, Wait::Cond { addr: a, .. } if a == addr)
+                    })
+                    .collect();
+                let woken: Vec<usize> = if slot.args[1] != 0 || waiters.len() <= 1 {
+                    waiters
+                } else {
+                    vec![waiters[self.decisions.choose(waiters.len() as u64) as usize]]
+                };
+                for j in woken {
+                    self.answer(j, 0);
+                }
+                ready!(0);
+            }
             OP_UNSUPPORTED => {
                 let len = (slot.len as usize).min(DATA_MAX);
                 let what = String::from_utf8_lossy(&slot.data[..len]).into_owned();
@@ -702,7 +811,7 @@ impl World<'_> {
                 let mut status = 0;
                 // SAFETY: reaping our own child.
                 unsafe { libc::waitpid(self.procs[p].pid, &mut status, 0) };
-                self.procs[p].wait = Wait::Gone;
+                self.mark_gone(p);
             }
             other => {
                 self.fail(Outcome::Unsupported {
@@ -710,6 +819,29 @@ impl World<'_> {
                 });
             }
         }
+    }
+
+    /// Answers `ret` to blocked thread `t` (not the one whose slot `handle` holds).
+    fn answer(&mut self, t: usize, ret: i64) {
+        let s = self.slot(t);
+        // SAFETY: `t` waits for TURN_THREAD; its slot is ours.
+        unsafe { (*s).ret = ret };
+        self.threads[t].wait = Wait::Ready;
+    }
+
+    /// Wakes every thread of process `p` waiting for the mutex at `addr` (they retry).
+    fn wake_mutex(&mut self, p: usize, addr: u64) {
+        for j in 0..self.threads.len() {
+            if self.threads[j].proc == p && self.threads[j].wait == Wait::Mutex(addr) {
+                self.answer(j, 0);
+            }
+        }
+    }
+
+    /// The lowest slot no live thread uses (slots below `nodes` belong to main threads).
+    fn free_slot(&self) -> Option<usize> {
+        (self.cfg.nodes as usize..MAX_SLOTS)
+            .find(|&k| !self.threads.iter().any(|t| t.slot == k && t.wait != Wait::Gone))
     }
 
     fn bind(&mut self, node: u32, fd: i32, ip: u32, port: u16) -> i64 {
@@ -768,8 +900,7 @@ impl World<'_> {
         (ip >= NODE_IP_BASE && n < self.cfg.nodes).then_some(n)
     }
 
-    fn sendto(&mut self, p: usize, slot: &mut Slot) -> i64 {
-        let node = self.procs[p].node;
+    fn sendto(&mut self, node: u32, slot: &mut Slot) -> i64 {
         let fd = slot.args[0] as i32;
         let Some(sock) = self.socks.get(&(node, fd)) else { return -(libc::EBADF as i64) };
         let (ip, port) = if slot.addr_ip == 0 && slot.addr_port == 0 {
@@ -864,7 +995,7 @@ impl World<'_> {
                 h.write(&f.dgram.data);
                 h.finish()
             };
-            let alive = self.procs.iter().any(|p| p.node == f.to && p.wait != Wait::Gone);
+            let alive = self.procs.iter().any(|p| p.node == f.to && p.alive);
             let owner = if alive { self.port_owner(f.to, f.port) } else { None };
             let Some(fd) = owner else {
                 self.event(f.to, EventKind::Drop, Some(f.from), Some(f.msg), payload, || {
@@ -887,35 +1018,43 @@ impl World<'_> {
         }
     }
 
-    /// Makes every blocked process whose condition holds runnable, in node order.
+    /// Makes every blocked thread whose condition holds runnable, in creation order.
     fn wake_blocked(&mut self) {
-        for p in 0..self.procs.len() {
-            let node = self.procs[p].node;
-            let s = self.slot(p);
+        for t in 0..self.threads.len() {
+            let node = self.procs[self.threads[t].proc].node;
+            let s = self.slot(t);
             // SAFETY: blocked processes wait for TURN_THREAD; their slots are ours.
             let slot = unsafe { &mut *s };
-            match self.procs[p].wait {
-                Wait::Sleep(t) if t <= self.now => {
+            match self.threads[t].wait {
+                Wait::Sleep(until) if until <= self.now => {
                     slot.ret = 0;
-                    self.procs[p].wait = Wait::Ready;
+                    self.threads[t].wait = Wait::Ready;
                 }
                 Wait::Recv { fd, deadline, peek } => {
                     if self.try_recv(node, fd, peek, slot) {
-                        self.procs[p].wait = Wait::Ready;
+                        self.threads[t].wait = Wait::Ready;
                     } else if !self.socks.contains_key(&(node, fd)) {
                         slot.ret = -(libc::EBADF as i64);
-                        self.procs[p].wait = Wait::Ready;
+                        self.threads[t].wait = Wait::Ready;
                     } else if deadline.is_some_and(|d| d <= self.now) {
                         slot.ret = -(libc::EAGAIN as i64);
-                        self.procs[p].wait = Wait::Ready;
+                        self.threads[t].wait = Wait::Ready;
                     }
                 }
                 Wait::Poll { count, deadline } => {
                     let n = self.poll_ready(node, slot, count);
                     if n > 0 || deadline.is_some_and(|d| d <= self.now) {
                         slot.ret = n as i64;
-                        self.procs[p].wait = Wait::Ready;
+                        self.threads[t].wait = Wait::Ready;
                     }
+                }
+                Wait::Join(j) if self.threads[j].wait == Wait::Gone => {
+                    slot.ret = 0;
+                    self.threads[t].wait = Wait::Ready;
+                }
+                Wait::Cond { deadline: Some(d), .. } if d <= self.now => {
+                    slot.ret = -(libc::ETIMEDOUT as i64);
+                    self.threads[t].wait = Wait::Ready;
                 }
                 _ => {}
             }
@@ -925,12 +1064,12 @@ impl World<'_> {
     /// Nothing can run: move virtual time to the next deadline or arrival, or end the run.
     fn advance(&mut self) -> Option<Outcome> {
         let next_flight = self.flights.keys().next().map(|k| k.0);
-        let next_deadline = self.procs.iter().filter_map(|p| p.wait.deadline()).min();
+        let next_deadline = self.threads.iter().filter_map(|t| t.wait.deadline()).min();
         let next = match (next_flight, next_deadline) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        let live = self.procs.iter().filter(|p| p.wait != Wait::Gone).count();
+        let live = self.threads.iter().filter(|t| t.wait != Wait::Gone).count();
         let limit = SimTime::ZERO + self.cfg.time_limit;
         match next {
             None if live == 0 => Some(Outcome::Pass),
@@ -938,7 +1077,7 @@ impl World<'_> {
                 OnIdle::Pass => Some(Outcome::Pass),
                 OnIdle::Deadlock => Some(Outcome::Deadlock {
                     detail: format!(
-                        "at {}: {live} process(es) blocked with no timer and nothing in flight",
+                        "at {}: {live} thread(s) blocked with no timer and nothing in flight",
                         self.now
                     ),
                 }),
@@ -961,6 +1100,30 @@ impl World<'_> {
         }
         self.now = t;
         self.region.set_now(t.as_nanos());
+    }
+}
+
+/// What the threads of a stalled process are doing in the kernel (from /proc), for the report.
+fn blocked_in(pid: libc::pid_t) -> String {
+    let mut calls = Vec::new();
+    if let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+        for task in dir.flatten() {
+            let text = std::fs::read_to_string(task.path().join("syscall")).unwrap_or_default();
+            let call = match text.split_whitespace().next() {
+                Some("running") => "running user code (a busy loop?)".to_string(),
+                Some("202") => "blocked in futex (a lock the shim does not see?)".to_string(),
+                Some(n) => format!("blocked in system call {n}"),
+                None => continue,
+            };
+            if !calls.contains(&call) {
+                calls.push(call);
+            }
+        }
+    }
+    if calls.is_empty() {
+        "state unknown".into()
+    } else {
+        calls.join("; ")
     }
 }
 

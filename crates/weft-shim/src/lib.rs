@@ -35,7 +35,10 @@ const STATE_PASSTHROUGH: u32 = 3;
 
 static STATE: AtomicU32 = AtomicU32::new(STATE_UNINIT);
 static HEADER: AtomicPtr<Header> = AtomicPtr::new(ptr::null_mut());
+/// The main thread's slot; other simulated threads find theirs in `MY_SLOT`.
 static SLOT: AtomicPtr<Slot> = AtomicPtr::new(ptr::null_mut());
+/// Start of the shared region (slots of new threads are found from it).
+static BASE: AtomicPtr<u8> = AtomicPtr::new(ptr::null_mut());
 /// SplitMix64 state of this process's random stream (seeded by the host at hello).
 static RNG: AtomicU64 = AtomicU64::new(0);
 /// Calls served locally since the last hand-off.
@@ -53,6 +56,24 @@ static RCVTIMEO: [AtomicU64; FD_MAX] = [const { AtomicU64::new(0) }; FD_MAX];
 thread_local! {
     /// Set while this thread is inside a hook: nested hooked calls pass straight through.
     static IN_HOOK: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
+    /// The slot of a thread created under the shim (null: the main thread's `SLOT`).
+    static MY_SLOT: core::cell::Cell<*mut Slot> = const { core::cell::Cell::new(ptr::null_mut()) };
+    /// Set once this thread has said goodbye to the host: its remaining calls pass through.
+    static DETACHED: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
+}
+
+/// This thread's slot.
+fn slot_ptr() -> *mut Slot {
+    let mine = MY_SLOT.try_with(|s| s.get()).unwrap_or(ptr::null_mut());
+    if mine.is_null() {
+        SLOT.load(Ordering::Acquire)
+    } else {
+        mine
+    }
+}
+
+fn detached() -> bool {
+    DETACHED.try_with(|d| d.get()).unwrap_or(true)
 }
 
 /// Marks this thread as inside a hook for its lifetime.
@@ -110,7 +131,7 @@ fn diag(msg: &[u8]) {
 /// True when hooks should simulate; initialises on first use.
 fn active() -> bool {
     match STATE.load(Ordering::Acquire) {
-        STATE_ACTIVE => true,
+        STATE_ACTIVE => !detached(),
         STATE_PASSTHROUGH | STATE_INITIALISING => false,
         _ => {
             init();
@@ -187,6 +208,7 @@ fn init() {
     // SAFETY: slot_offset(slot) + size_of::<Slot>() <= REGION_SIZE since slot < MAX_SLOTS.
     let slot_ptr = unsafe { (base as *mut u8).add(slot_offset(slot as usize)) } as *mut Slot;
     HEADER.store(header, Ordering::Release);
+    BASE.store(base as *mut u8, Ordering::Release);
     SLOT.store(slot_ptr, Ordering::Release);
     STATE.store(STATE_ACTIVE, Ordering::Release);
 
@@ -234,7 +256,7 @@ fn announce_exit(status: i64) {
         return;
     }
     STATE.store(STATE_PASSTHROUGH, Ordering::Release);
-    let slot = SLOT.load(Ordering::Acquire);
+    let slot = slot_ptr();
     // SAFETY: slot mapped while the state was active; we do not wait for an answer.
     unsafe {
         (*slot).op = OP_EXIT;
@@ -255,7 +277,7 @@ unsafe fn notify_host(slot: *mut Slot) {
 /// # Safety
 /// The state must be active; only the thread holding the baton calls this.
 unsafe fn handoff(op: u32) -> i64 {
-    let slot = SLOT.load(Ordering::Acquire);
+    let slot = slot_ptr();
     (*slot).op = op;
     notify_host(slot);
     let turn = &(*slot).turn;
@@ -269,7 +291,7 @@ unsafe fn handoff(op: u32) -> i64 {
 fn slot() -> &'static mut Slot {
     // SAFETY: only called when active (slot mapped for the life of the process) and by the
     // thread holding the baton, so no other reference to the slot is live.
-    unsafe { &mut *SLOT.load(Ordering::Acquire) }
+    unsafe { &mut *slot_ptr() }
 }
 
 /// Counts a call served locally; every LOCAL_CALLS_MAX of them hands off (`OP_SPIN`).
@@ -1088,7 +1110,7 @@ pub unsafe extern "C" fn epoll_pwait(
 fn unsupported(what: &[u8], nr: i64, addr: i64) -> ! {
     if STATE.load(Ordering::Acquire) == STATE_ACTIVE {
         STATE.store(STATE_PASSTHROUGH, Ordering::Release);
-        let slot = SLOT.load(Ordering::Acquire);
+        let slot = slot_ptr();
         // SAFETY: slot mapped; we hold the baton (the calling thread is the running one).
         unsafe {
             let n = what.len().min(DATA_MAX);
@@ -1516,22 +1538,7 @@ pub unsafe extern "C" fn fork() -> libc::pid_t {
     real!(fork: fn() -> libc::pid_t)()
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn pthread_create(
-    thread: *mut libc::pthread_t,
-    attr: *const libc::pthread_attr_t,
-    start: extern "C" fn(*mut c_void) -> *mut c_void,
-    arg: *mut c_void,
-) -> c_int {
-    if let Some(_g) = Guard::enter() {
-        if active() {
-            unsupported(b"pthread_create(): threads are not simulated yet", -1, 0);
-        }
-    }
-    real!(pthread_create: fn(*mut libc::pthread_t, *const libc::pthread_attr_t, extern "C" fn(*mut c_void) -> *mut c_void, *mut c_void) -> c_int)(
-        thread, attr, start, arg,
-    )
-}
+include!("threads.rs");
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_setup(_entries: c_uint, _params: *mut c_void) -> c_long {

@@ -68,6 +68,25 @@ pub const OP_UNSUPPORTED: u32 = 12;
 pub const OP_SPIN: u32 = 13;
 /// A yield point with no effect (thread switches).
 pub const OP_YIELD: u32 = 14;
+/// The calling thread is about to create a thread. Answer: the new thread's slot (>= 0).
+/// The new thread waits for `TURN_THREAD` before running any of the program's code; the host
+/// counts it runnable from the creator's next request on (by then it exists).
+pub const OP_THREAD_NEW: u32 = 15;
+/// The calling thread is ending; no answer is awaited.
+pub const OP_THREAD_EXIT: u32 = 16;
+/// Wait until the thread in slot `args[0]` has ended.
+pub const OP_JOIN: u32 = 17;
+/// The mutex at `args[0]` is held by another thread: wait until it is unlocked.
+pub const OP_MUTEX_WAIT: u32 = 18;
+/// The mutex at `args[0]` was just unlocked.
+pub const OP_MUTEX_UNLOCK: u32 = 19;
+/// Unlocked the mutex `args[1]`; wait on the condition variable `args[0]` until signalled or
+/// until the absolute virtual time `args[2]` (u64::MAX = never). Answer 0 or -ETIMEDOUT.
+pub const OP_COND_WAIT: u32 = 20;
+/// Signal the condition variable `args[0]` (`args[1]` = 1: broadcast).
+pub const OP_COND_SIGNAL: u32 = 21;
+/// Creating the thread announced in slot `args[0]` failed: forget it.
+pub const OP_THREAD_ABORT: u32 = 22;
 
 /// One entry of a poll request: fd, requested events, answered events.
 #[repr(C)]

@@ -1,5 +1,8 @@
-/* Two threads incrementing a counter under a mutex, printing who ran. */
+/* Two threads incrementing a counter under a mutex, printing who ran; then a producer and a
+ * consumer handing items over through a condition variable, and a timed wait that times out. */
+#include <errno.h>
 #include <pthread.h>
+#include <time.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -18,10 +21,52 @@ static void *worker(void *arg) {
     return NULL;
 }
 
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static int items, done;
+
+static void *producer(void *arg) {
+    (void)arg;
+    for (int i = 0; i < 3; i++) {
+        usleep(2000);
+        pthread_mutex_lock(&lock);
+        items++;
+        pthread_cond_signal(&cond);
+        pthread_mutex_unlock(&lock);
+    }
+    pthread_mutex_lock(&lock);
+    done = 1;
+    pthread_cond_broadcast(&cond);
+    pthread_mutex_unlock(&lock);
+    return NULL;
+}
+
 int main(void) {
     pthread_t t[2];
     for (long i = 0; i < 2; i++) pthread_create(&t[i], NULL, worker, (void *)i);
     for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
     printf("final %d\n", counter);
+
+    pthread_t p;
+    pthread_create(&p, NULL, producer, NULL);
+    int consumed = 0;
+    pthread_mutex_lock(&lock);
+    while (!done || items > 0) {
+        while (items == 0 && !done) pthread_cond_wait(&cond, &lock);
+        if (items > 0) {
+            items--;
+            printf("consumed item %d\n", ++consumed);
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    pthread_join(p, NULL);
+
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 5000000;
+    if (ts.tv_nsec >= 1000000000) ts.tv_sec++, ts.tv_nsec -= 1000000000;
+    pthread_mutex_lock(&lock);
+    int r = pthread_cond_timedwait(&cond, &lock, &ts);
+    pthread_mutex_unlock(&lock);
+    printf("timedwait %s\n", r == ETIMEDOUT ? "ETIMEDOUT" : "other");
     return 0;
 }
