@@ -1,1 +1,42 @@
-fn main() {}
+//! The `weft` command: parses flags into a validated configuration and makes one library call
+//! per subcommand. It is the only part of weft that reads the wall clock (for budgets and
+//! progress), the environment and stdout/stderr. Exit codes are documented in [`exit`].
+
+mod cmd;
+mod exit;
+mod registry;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    // A panic inside target code is caught by the kernel and becomes an outcome; a panic in weft
+    // itself must still end in one line, not a backtrace. The hook records, main prints.
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        let at =
+            info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        exit::LAST_PANIC.with(|p| *p.borrow_mut() = format!("{msg}{at}"));
+    }));
+    let cli = match cmd::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return exit::clap_error(e),
+    };
+    match std::panic::catch_unwind(|| cmd::dispatch(cli)) {
+        Ok(Ok(code)) => code.into(),
+        Ok(Err(e)) => {
+            eprintln!("weft: error: {e:#}");
+            exit::Code::Input.into()
+        }
+        Err(_) => {
+            let msg = exit::LAST_PANIC.with(|p| p.borrow().clone());
+            eprintln!("weft: internal error (a bug in weft, please report it): {msg}");
+            exit::Code::Internal.into()
+        }
+    }
+}

@@ -36,7 +36,8 @@ impl Rng {
     /// Seeds the state with four SplitMix64 outputs, as the authors recommend.
     pub fn new(seed: u64) -> Rng {
         let mut sm = seed;
-        let s = [splitmix64(&mut sm), splitmix64(&mut sm), splitmix64(&mut sm), splitmix64(&mut sm)];
+        let s =
+            [splitmix64(&mut sm), splitmix64(&mut sm), splitmix64(&mut sm), splitmix64(&mut sm)];
         Rng { s }
     }
 

@@ -89,15 +89,16 @@ impl Default for Scenario {
 impl Scenario {
     /// A scenario with no faults at all (for determinism checks and baselines).
     pub fn calm() -> Scenario {
-        let mut s = Scenario::default();
-        s.rates = FaultRates {
-            drop: Ratio::ZERO,
-            duplicate: Ratio::ZERO,
-            delay: Ratio::ZERO,
-            crash: Ratio::ZERO,
-            pause: Ratio::ZERO,
-            partition: Ratio::ZERO,
-        };
-        s
+        Scenario {
+            rates: FaultRates {
+                drop: Ratio::ZERO,
+                duplicate: Ratio::ZERO,
+                delay: Ratio::ZERO,
+                crash: Ratio::ZERO,
+                pause: Ratio::ZERO,
+                partition: Ratio::ZERO,
+            },
+            ..Scenario::default()
+        }
     }
 }

@@ -143,8 +143,12 @@ pub trait Target: Send + Sync {
 pub trait Runner: Send + Sync {
     /// The scenario a plain `random` campaign uses for this spec.
     fn default_scenario(&self) -> Scenario;
-    fn run(&self, scenario: &Scenario, decisions: &mut Decisions, obs: &mut dyn Observer)
-        -> RunReport;
+    fn run(
+        &self,
+        scenario: &Scenario,
+        decisions: &mut Decisions,
+        obs: &mut dyn Observer,
+    ) -> RunReport;
 }
 
 /// What kind of thing happened at one event of the trace.

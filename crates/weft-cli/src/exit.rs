@@ -1,0 +1,60 @@
+//! weft's exit codes. Finding a violation is not an error of weft: it is exit 1, the reason the
+//! tool exists.
+//!
+//! | code | meaning |
+//! |---|---|
+//! | 0 | success: no violation within the budget; replay of a passing run passed; all seeds deterministic |
+//! | 1 | a violation was found (`explore`), or reproduced (`replay`) |
+//! | 2 | usage or input error: bad flag, unknown target/variant/option/property, malformed or truncated repro |
+//! | 3 | divergence: a replay did not reproduce the recorded run, or `check-determinism` found two runs of one seed that differ |
+//! | 4 | unsupported: the target did something weft cannot simulate faithfully |
+//! | 70 | internal error: a bug in weft |
+//! | 130 | interrupted (Ctrl-C) before any violation was found |
+
+use std::cell::RefCell;
+use std::process::ExitCode;
+
+thread_local! {
+    pub static LAST_PANIC: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Code {
+    Ok = 0,
+    Violation = 1,
+    Input = 2,
+    Diverged = 3,
+    Unsupported = 4,
+    Internal = 70,
+    Interrupted = 130,
+}
+
+impl From<Code> for ExitCode {
+    fn from(c: Code) -> ExitCode {
+        ExitCode::from(c as u8)
+    }
+}
+
+/// Usage errors get one line (clap's first line plus where to look), exit 2; `--help` and
+/// `--version` print normally and exit 0.
+pub fn clap_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                Code::Input.into()
+            } else {
+                Code::Ok.into()
+            }
+        }
+        _ => {
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or("bad usage").trim_start_matches("error: ");
+            eprintln!("weft: error: {first} (see `weft --help`)");
+            Code::Input.into()
+        }
+    }
+}

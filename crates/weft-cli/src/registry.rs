@@ -1,0 +1,16 @@
+//! The built-in targets, by name.
+
+use weft_core::Target;
+
+pub fn all() -> Vec<Box<dyn Target>> {
+    vec![Box::new(weft_target_primary_backup::PrimaryBackup)]
+}
+
+pub fn find(name: &str) -> anyhow::Result<Box<dyn Target>> {
+    let targets = all();
+    let known: Vec<&str> = targets.iter().map(|t| t.info().name).collect::<Vec<_>>();
+    let known = known.join(", ");
+    all().into_iter().find(|t| t.info().name == name).ok_or_else(|| {
+        anyhow::anyhow!("unknown target `{name}` (known: {known}; see `weft targets`)")
+    })
+}

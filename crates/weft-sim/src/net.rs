@@ -1,0 +1,174 @@
+//! The datagram network model: per-link latency and per-message faults (drop, duplicate,
+//! delay/reorder), plus link cuts (partitions, symmetric or one-way).
+//!
+//! Shared by in-process worlds and by the host that runs real processes, so both ways into weft
+//! see the same network. Every fault is a decision (0 = no fault) and never exceeds the
+//! scenario's budget.
+
+use crate::faults::FaultCounts;
+use weft_core::{Decisions, Ratio, Scenario, SimDuration, SimTime};
+
+/// What the network does with one datagram.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fate {
+    /// Lost: the link is cut.
+    Cut,
+    /// Lost: an injected drop.
+    Drop,
+    Deliver(SimTime),
+    /// Delivered twice (an injected duplicate).
+    Duplicate(SimTime, SimTime),
+}
+
+/// Weights scaled to parts of 2^20 so that ratios with different denominators can share one
+/// weighted decision.
+pub(crate) const SCALE: u64 = 1 << 20;
+
+pub(crate) fn weight(r: Ratio) -> u32 {
+    ((r.num as u64 * SCALE) / r.den as u64) as u32
+}
+
+/// Which directed links are cut. Latency and fault decisions live in [`Network::route`].
+#[derive(Clone, Debug)]
+pub struct Network {
+    nodes: usize,
+    /// `cut[from * nodes + to]`: datagrams from → to are lost.
+    cut: Vec<bool>,
+}
+
+impl Network {
+    pub fn new(nodes: usize) -> Network {
+        Network { nodes, cut: vec![false; nodes * nodes] }
+    }
+
+    pub fn nodes(&self) -> usize {
+        self.nodes
+    }
+
+    pub fn is_cut(&self, from: u32, to: u32) -> bool {
+        self.cut[from as usize * self.nodes + to as usize]
+    }
+
+    pub fn set_cut(&mut self, from: u32, to: u32, cut: bool) {
+        self.cut[from as usize * self.nodes + to as usize] = cut;
+    }
+
+    /// Cuts (or restores) every link to and from `node`.
+    pub fn isolate(&mut self, node: u32, cut: bool) {
+        for other in 0..self.nodes as u32 {
+            if other != node {
+                self.set_cut(node, other, cut);
+                self.set_cut(other, node, cut);
+            }
+        }
+    }
+
+    pub fn heal_all(&mut self) {
+        self.cut.iter_mut().for_each(|c| *c = false);
+    }
+
+    pub fn any_cut(&self) -> bool {
+        self.cut.iter().any(|&c| c)
+    }
+
+    /// Decides the fate of one datagram sent at `now`. Message faults are injected only while
+    /// `faulty` (the fault phase) and within the budget; latency is always a decision
+    /// (microsecond granularity, 0 = `latency_min`).
+    pub fn route(
+        &self,
+        (from, to): (u32, u32),
+        now: SimTime,
+        scenario: &Scenario,
+        faulty: bool,
+        counts: &mut FaultCounts,
+        decisions: &mut Decisions,
+    ) -> Fate {
+        if from != to && self.is_cut(from, to) {
+            return Fate::Cut;
+        }
+        let mut kind = 0;
+        if faulty {
+            let r = &scenario.rates;
+            let b = &scenario.budget;
+            let w_drop = if counts.drops < b.drops { weight(r.drop) } else { 0 };
+            let w_dup = if counts.duplicates < b.duplicates { weight(r.duplicate) } else { 0 };
+            let w_delay = weight(r.delay);
+            let faults = w_drop as u64 + w_dup as u64 + w_delay as u64;
+            if faults > 0 {
+                let none = SCALE.saturating_sub(faults).max(1) as u32;
+                kind = decisions.weighted(&[none, w_drop, w_dup, w_delay]);
+            }
+        }
+        let latency = |d: &mut Decisions| {
+            let span = scenario.latency_max.0.saturating_sub(scenario.latency_min.0) / 1_000;
+            SimDuration(scenario.latency_min.0 + d.choose(span + 1) * 1_000)
+        };
+        match kind {
+            1 => {
+                counts.drops += 1;
+                Fate::Drop
+            }
+            2 => {
+                counts.duplicates += 1;
+                let a = now + latency(decisions);
+                let b = now + latency(decisions);
+                Fate::Duplicate(a, b)
+            }
+            3 => {
+                let extra = decisions.choose(scenario.delay_max.0 / 1_000 + 1) * 1_000;
+                Fate::Deliver(now + latency(decisions) + SimDuration(extra))
+            }
+            _ => Fate::Deliver(now + latency(decisions)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calm_network_only_decides_latency_within_range() {
+        let s = Scenario::calm();
+        let net = Network::new(3);
+        let mut d = Decisions::random(4);
+        let mut c = FaultCounts::default();
+        for _ in 0..1000 {
+            match net.route((0, 1), SimTime(0), &s, true, &mut c, &mut d) {
+                Fate::Deliver(t) => assert!(t.0 >= s.latency_min.0 && t.0 <= s.latency_max.0),
+                other => panic!("calm network produced {other:?}"),
+            }
+        }
+        assert_eq!(c, FaultCounts::default());
+    }
+
+    #[test]
+    fn drops_respect_the_budget() {
+        let mut s = Scenario::default();
+        s.rates.drop = Ratio::new(1, 2);
+        s.budget.drops = 3;
+        let net = Network::new(2);
+        let mut d = Decisions::random(9);
+        let mut c = FaultCounts::default();
+        let drops = (0..500)
+            .filter(|_| net.route((0, 1), SimTime(0), &s, true, &mut c, &mut d) == Fate::Drop)
+            .count();
+        assert_eq!(drops, 3);
+    }
+
+    #[test]
+    fn cut_links_lose_everything_one_way() {
+        let mut net = Network::new(2);
+        net.set_cut(0, 1, true);
+        let s = Scenario::calm();
+        let mut d = Decisions::random(1);
+        let mut c = FaultCounts::default();
+        assert_eq!(net.route((0, 1), SimTime(0), &s, true, &mut c, &mut d), Fate::Cut);
+        assert!(matches!(
+            net.route((1, 0), SimTime(0), &s, true, &mut c, &mut d),
+            Fate::Deliver(_)
+        ));
+        net.heal_all();
+        assert!(!net.any_cut());
+    }
+}

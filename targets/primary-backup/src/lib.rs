@@ -1,0 +1,284 @@
+//! The canary target `primary-backup`: a replicated register with a primary (node 0) and a
+//! backup (node 1). Clients write to the primary; the backup promotes itself when it stops
+//! hearing heartbeats. The `buggy` primary acknowledges a write before the backup has stored it,
+//! so if the primary crashes (or is paused long enough for the backup to take over) inside that
+//! window, an acknowledged write is missing after failover. The `fixed` primary acknowledges only
+//! after the backup's `ReplicateAck`, and a promoted backup refuses further replication.
+//!
+//! It exists to prove the whole pipeline on a bug whose minimal counterexample is known: one
+//! write, one crash of the primary between the acknowledgement and the replica's delivery.
+
+use weft_core::{
+    ConfigError, Decisions, Modality, Observer, OptionInfo, PropertyInfo, RunReport, RunSpec,
+    Runner, Scenario, SimDuration, SimTime, Target, TargetInfo, VariantInfo,
+};
+use weft_sim::{Ctx, Node, NodeId, Property, SimSpec, TimerId, View};
+
+const HEARTBEAT: SimDuration = SimDuration::from_millis(10);
+const SUSPECT_AFTER: SimDuration = SimDuration::from_millis(50);
+const TIMER_HEARTBEAT: u64 = 1;
+const TIMER_CHECK: u64 = 2;
+
+#[derive(Clone, Debug, Hash)]
+pub enum Msg {
+    Replicate { value: u64 },
+    ReplicateAck { value: u64 },
+    Heartbeat,
+}
+
+#[derive(Clone, Debug, Hash)]
+pub struct Write(pub u64);
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Obs {
+    /// The client was told its write is durable.
+    Acked(u64),
+    /// The backup took over as primary.
+    Promoted,
+}
+
+pub struct PbNode {
+    id: NodeId,
+    buggy: bool,
+    store: Vec<u64>,
+    /// Primary: writes sent to the backup and not yet acknowledged by it (retransmitted).
+    pending: Vec<u64>,
+    /// Backup: when it last heard from the primary; whether it took over.
+    last_heard: SimTime,
+    promoted: bool,
+}
+
+impl PbNode {
+    fn is_primary(&self) -> bool {
+        self.id == 0 || self.promoted
+    }
+}
+
+impl Node for PbNode {
+    type Msg = Msg;
+    type Req = Write;
+    type Obs = Obs;
+
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        self.last_heard = ctx.now();
+        let tag = if self.id == 0 { TIMER_HEARTBEAT } else { TIMER_CHECK };
+        ctx.set_timer(HEARTBEAT, tag);
+    }
+
+    fn on_message(&mut self, _from: NodeId, msg: Msg, ctx: &mut Ctx<'_, Self>) {
+        match msg {
+            Msg::Replicate { value } => {
+                self.last_heard = ctx.now();
+                if self.promoted {
+                    return; // A new primary no longer follows the old one.
+                }
+                if !self.store.contains(&value) {
+                    self.store.push(value);
+                }
+                ctx.send(0, Msg::ReplicateAck { value });
+            }
+            Msg::ReplicateAck { value } => {
+                if let Some(pos) = self.pending.iter().position(|&v| v == value) {
+                    self.pending.remove(pos);
+                    if !self.buggy {
+                        ctx.observe(Obs::Acked(value));
+                    }
+                }
+            }
+            Msg::Heartbeat => self.last_heard = ctx.now(),
+        }
+    }
+
+    fn on_timer(&mut self, _timer: TimerId, tag: u64, ctx: &mut Ctx<'_, Self>) {
+        match tag {
+            TIMER_HEARTBEAT => {
+                ctx.send(1, Msg::Heartbeat);
+                // Retransmit what the backup has not acknowledged (lost messages).
+                for &value in &self.pending {
+                    ctx.send(1, Msg::Replicate { value });
+                }
+                ctx.set_timer(HEARTBEAT, TIMER_HEARTBEAT);
+            }
+            _ => {
+                if !self.promoted && ctx.now().since(self.last_heard) > SUSPECT_AFTER {
+                    self.promoted = true;
+                    ctx.observe(Obs::Promoted);
+                } else if !self.promoted {
+                    ctx.set_timer(HEARTBEAT, TIMER_CHECK);
+                }
+            }
+        }
+    }
+
+    fn on_request(&mut self, Write(value): Write, ctx: &mut Ctx<'_, Self>) {
+        if self.id != 0 {
+            return;
+        }
+        self.store.push(value);
+        ctx.send(1, Msg::Replicate { value });
+        // Both variants retransmit until the backup acknowledges; they differ only in when the
+        // client hears back.
+        self.pending.push(value);
+        if self.buggy {
+            // BUG: acknowledged before the backup has stored it.
+            ctx.observe(Obs::Acked(value));
+        }
+    }
+
+    fn describe(&self) -> String {
+        let role = if self.id == 0 {
+            "primary"
+        } else if self.promoted {
+            "promoted"
+        } else {
+            "backup"
+        };
+        format!("{role} store={:?} pending={:?}", self.store, self.pending)
+    }
+
+    fn feature(&self) -> u64 {
+        ((self.store.len() as u64) << 8) | ((self.pending.len() as u64) << 1) | self.promoted as u64
+    }
+}
+
+/// Every write acknowledged to a client is stored on the backup once it has taken over.
+fn acked_writes_survive_failover(v: &View<'_, PbNode>) -> Result<(), String> {
+    let Some(backup) = v.node(1) else { return Ok(()) };
+    if !backup.promoted {
+        return Ok(());
+    }
+    for o in v.history() {
+        if let Obs::Acked(value) = o.obs {
+            if !backup.store.contains(&value) {
+                return Err(format!(
+                    "write {value} was acknowledged at {} but the promoted backup has {:?}",
+                    o.time.to_string().trim(),
+                    backup.store
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Reachability: the backup took over at least once.
+fn failover_happened(v: &View<'_, PbNode>) -> Result<(), String> {
+    match v.node(1) {
+        Some(b) if b.promoted => Ok(()),
+        _ => Err("no failover".into()),
+    }
+}
+
+/// Once faults stop, some live node acts as primary.
+fn has_primary(v: &View<'_, PbNode>) -> Result<(), String> {
+    if v.nodes().any(|(_, n)| n.is_some_and(|n| n.is_primary())) {
+        Ok(())
+    } else {
+        Err("no live primary".into())
+    }
+}
+
+pub struct PrimaryBackup;
+
+const PROPERTIES: [(&str, Modality, &str); 3] = [
+    (
+        "AckedWritesSurviveFailover",
+        Modality::Always,
+        "every acknowledged write is stored on the backup once it has taken over",
+    ),
+    ("FailoverHappens", Modality::Sometimes, "the backup takes over in some run"),
+    ("HasPrimary", Modality::Eventually, "after faults stop, a live node acts as primary"),
+];
+
+impl Target for PrimaryBackup {
+    fn info(&self) -> TargetInfo {
+        TargetInfo {
+            name: "primary-backup",
+            summary:
+                "canary: a replicated register; the buggy primary acks before the backup stores",
+            variants: vec![
+                VariantInfo {
+                    name: "buggy",
+                    summary: "acknowledges a write before replicating it",
+                },
+                VariantInfo { name: "fixed", summary: "acknowledges only after the backup's ack" },
+            ],
+            options: vec![OptionInfo {
+                name: "writes",
+                default: "20",
+                summary: "client writes per run, spread over the fault phase",
+            }],
+            properties: PROPERTIES
+                .iter()
+                .map(|&(name, modality, summary)| PropertyInfo { name, modality, summary })
+                .collect(),
+        }
+    }
+
+    fn prepare(&self, spec: &RunSpec) -> Result<Box<dyn Runner>, ConfigError> {
+        let info = self.info();
+        info.validate(spec)?;
+        let writes: u64 = info.parse_option(spec, "writes")?;
+        let buggy = spec.variant == "buggy";
+        let sim = SimSpec {
+            nodes: 2,
+            make: Box::new(move |id| PbNode {
+                id,
+                buggy,
+                store: Vec::new(),
+                pending: Vec::new(),
+                last_heard: SimTime::ZERO,
+                promoted: false,
+            }),
+            workload: Box::new(move |d: &mut Decisions, sc: &Scenario| {
+                let slot = sc.fault_phase.as_nanos() / writes.max(1);
+                (0..writes)
+                    .map(|i| {
+                        let jitter = d.choose(slot / 1_000_000 + 1) * 1_000_000;
+                        (SimTime(i * slot + jitter), 0, Write(i + 1))
+                    })
+                    .collect()
+            }),
+            properties: vec![
+                Property {
+                    name: PROPERTIES[0].0,
+                    modality: PROPERTIES[0].1,
+                    check: acked_writes_survive_failover,
+                },
+                Property {
+                    name: PROPERTIES[1].0,
+                    modality: PROPERTIES[1].1,
+                    check: failover_happened,
+                },
+                Property { name: PROPERTIES[2].0, modality: PROPERTIES[2].1, check: has_primary },
+            ],
+            assumptions: Vec::new(),
+            crash_gate: None,
+            focus: spec.property.clone(),
+        };
+        Ok(Box::new(PbRunner { sim }))
+    }
+}
+
+struct PbRunner {
+    sim: SimSpec<PbNode>,
+}
+
+impl Runner for PbRunner {
+    /// Two nodes tolerate one crash; a crashed node stays down (its volatile store is gone and
+    /// this register has no disk), so the budget is one crash and no restart.
+    fn default_scenario(&self) -> Scenario {
+        let mut s = Scenario { restart: false, ..Scenario::default() };
+        s.budget.crashes = 1;
+        s
+    }
+
+    fn run(
+        &self,
+        scenario: &Scenario,
+        decisions: &mut Decisions,
+        obs: &mut dyn Observer,
+    ) -> RunReport {
+        self.sim.run(scenario, decisions, obs)
+    }
+}
