@@ -7,7 +7,7 @@
 //! arrival. Time never moves while anything can run, so a run is a function of the decisions.
 
 use crate::config::{HostConfig, OnIdle};
-use crate::net::{Network, ScenarioNetwork};
+
 use crate::proto::*;
 use crate::region::Region;
 use crate::spawn::{self, SpawnSpec};
@@ -21,6 +21,8 @@ use weft_core::{
     derive_seed, Decisions, Event, EventKind, Observer, Outcome, RunReport, Scenario, SimTime,
     StableHasher, TraceHasher,
 };
+use weft_sim::faults::{self, Fault, FaultCounts};
+use weft_sim::net::{Fate, Network};
 
 /// One line a process printed (stdout and stderr share one pipe), stamped with the virtual
 /// time of the hand-off at which the host read it.
@@ -146,6 +148,15 @@ struct Flight {
     dgram: Datagram,
 }
 
+/// The end of an injected fault, due at a virtual time.
+#[derive(Clone, Copy, Debug)]
+enum Timed {
+    Restart(u32),
+    Resume(u32),
+    Reconnect(u32),
+    Uncut(u32, u32),
+}
+
 enum Resumed {
     Request(u32),
     Died(i32),
@@ -164,7 +175,16 @@ pub(crate) struct World<'a> {
     now: SimTime,
     seq: u64,
     next_port: Vec<u16>,
-    net: Box<dyn Network>,
+    net: Network,
+    counts: FaultCounts,
+    /// Per node: paused (not scheduled) until the matching `Timed::Resume`.
+    paused: Vec<bool>,
+    /// Per node: crashed, waiting for a restart.
+    down: Vec<bool>,
+    /// Fault endings due at a time: restarts, resumes, heals.
+    timed: BTreeMap<(SimTime, u64), Timed>,
+    /// The heal phase has begun (faults ended, nothing new injected).
+    healed: bool,
     hasher: TraceHasher,
     steps: u64,
     steps_since_advance: u64,
@@ -223,7 +243,12 @@ pub(crate) fn run(
         now: SimTime::ZERO,
         seq: 0,
         next_port: vec![EPHEMERAL_PORT_FIRST; cfg.nodes as usize],
-        net: Box::new(ScenarioNetwork::new(scenario)),
+        net: Network::new(cfg.nodes as usize),
+        counts: FaultCounts::default(),
+        paused: vec![false; cfg.nodes as usize],
+        down: vec![false; cfg.nodes as usize],
+        timed: BTreeMap::new(),
+        healed: false,
         hasher: TraceHasher::new(),
         steps: 0,
         steps_since_advance: 0,
@@ -242,7 +267,7 @@ pub(crate) fn run(
         p.restore();
     }
     let outcome = result?;
-    let faults = world.net.faults();
+    let faults = world.counts.total();
     let report = report(outcome, world.hasher.value(), world.hasher.events(), faults, world.now);
     Ok(RunOutput { report, lines: world.lines, notes: world.notes })
 }
@@ -366,10 +391,15 @@ impl World<'_> {
             if let Some(o) = self.outcome.take() {
                 return Ok(o);
             }
+            self.timed_due()?;
             self.deliver_due();
             self.wake_blocked();
-            let runnable: Vec<usize> =
-                (0..self.threads.len()).filter(|&t| self.threads[t].wait == Wait::Ready).collect();
+            let runnable: Vec<usize> = (0..self.threads.len())
+                .filter(|&t| {
+                    self.threads[t].wait == Wait::Ready
+                        && !self.paused[self.procs[self.threads[t].proc].node as usize]
+                })
+                .collect();
             if runnable.is_empty() {
                 if let Some(o) = self.advance() {
                     return Ok(o);
@@ -388,6 +418,9 @@ impl World<'_> {
                         self.steps_since_advance, self.now
                     ),
                 });
+            }
+            if self.fault_opportunity() {
+                continue;
             }
             let pick = runnable[self.decisions.choose(runnable.len() as u64) as usize];
             self.steps += 1;
@@ -930,16 +963,37 @@ impl World<'_> {
         self.event(node, EventKind::Send, Some(to), Some(msg), payload, || {
             format!("{len} bytes :{src_port} -> n{to}:{port}")
         });
-        let fate = self.net.send(self.now, node, to, self.decisions);
-        if fate.dropped {
-            self.event(node, EventKind::Drop, Some(to), Some(msg), payload, || "dropped".into());
-        }
-        if fate.duplicated {
-            self.event(node, EventKind::Duplicate, Some(to), Some(msg), payload, || {
-                "duplicated".into()
-            });
-        }
-        for at in fate.arrivals {
+        let faulty = !self.healed;
+        let fate = self.net.route(
+            (node, to),
+            self.now,
+            self.scenario,
+            faulty,
+            &mut self.counts,
+            self.decisions,
+        );
+        let arrivals = match fate {
+            Fate::Cut => {
+                self.event(node, EventKind::Drop, Some(to), Some(msg), payload, || {
+                    "lost: link cut".into()
+                });
+                vec![]
+            }
+            Fate::Drop => {
+                self.event(node, EventKind::Drop, Some(to), Some(msg), payload, || {
+                    "dropped".into()
+                });
+                vec![]
+            }
+            Fate::Deliver(at) => vec![at],
+            Fate::Duplicate(a, b) => {
+                self.event(node, EventKind::Duplicate, Some(to), Some(msg), payload, || {
+                    "duplicated".into()
+                });
+                vec![a, b]
+            }
+        };
+        for at in arrivals {
             self.seq += 1;
             let dgram = Datagram { src_ip: node_ip(node), src_port, data: data.clone() };
             self.flights.insert((at, self.seq), Flight { from: node, to, port, msg, dgram });
@@ -1064,7 +1118,13 @@ impl World<'_> {
     /// Nothing can run: move virtual time to the next deadline or arrival, or end the run.
     fn advance(&mut self) -> Option<Outcome> {
         let next_flight = self.flights.keys().next().map(|k| k.0);
-        let next_deadline = self.threads.iter().filter_map(|t| t.wait.deadline()).min();
+        let next_deadline = self
+            .threads
+            .iter()
+            .filter_map(|t| t.wait.deadline())
+            .chain(self.timed.keys().next().map(|k| k.0))
+            .chain(self.heal_pending().then_some(SimTime::ZERO + self.scenario.fault_phase))
+            .min();
         let next = match (next_flight, next_deadline) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -1090,6 +1150,138 @@ impl World<'_> {
                 self.set_now(t);
                 None
             }
+        }
+    }
+
+    /// One fault opportunity (per scheduling step, in the fault phase). True if a fault was
+    /// injected, so the caller re-evaluates who can run.
+    fn fault_opportunity(&mut self) -> bool {
+        if self.healed {
+            return false;
+        }
+        let nodes = self.cfg.nodes as usize;
+        let mut up = vec![false; nodes];
+        for p in self.procs.iter().filter(|p| p.alive) {
+            up[p.node as usize] = true;
+        }
+        let Some(fault) =
+            faults::opportunity(self.scenario, &mut self.counts, &up, self.decisions, &mut |_| {
+                true
+            })
+        else {
+            return false;
+        };
+        let now = self.now;
+        match fault {
+            Fault::Crash { node, outage } => {
+                self.crash(node);
+                if let Some(d) = outage {
+                    self.after(now + d, Timed::Restart(node));
+                }
+            }
+            Fault::Pause { node, duration } => {
+                self.paused[node as usize] = true;
+                self.event(node, EventKind::Pause, None, None, duration.as_nanos(), || {
+                    format!("paused for {duration}")
+                });
+                self.after(now + duration, Timed::Resume(node));
+            }
+            Fault::Isolate { node, duration } => {
+                self.net.isolate(node, true);
+                self.event(node, EventKind::Partition, None, None, duration.as_nanos(), || {
+                    format!("isolated for {duration}")
+                });
+                self.after(now + duration, Timed::Reconnect(node));
+            }
+            Fault::CutLink { from, to, duration } => {
+                self.net.set_cut(from, to, true);
+                self.event(from, EventKind::Partition, Some(to), None, duration.as_nanos(), || {
+                    format!("link n{from} -> n{to} cut for {duration}")
+                });
+                self.after(now + duration, Timed::Uncut(from, to));
+            }
+        }
+        true
+    }
+
+    fn after(&mut self, at: SimTime, what: Timed) {
+        self.seq += 1;
+        self.timed.insert((at, self.seq), what);
+    }
+
+    /// Kills node `node`'s process (an injected crash: not a failure of the target).
+    fn crash(&mut self, node: u32) {
+        let Some(p) = self.procs.iter().rposition(|p| p.node == node && p.alive) else { return };
+        self.drain(p);
+        let mut status = 0;
+        // SAFETY: killing and reaping our own child; all its threads wait for the baton.
+        unsafe {
+            libc::kill(self.procs[p].pid, libc::SIGKILL);
+            libc::waitpid(self.procs[p].pid, &mut status, 0);
+        }
+        self.mark_gone(p);
+        self.socks.retain(|k, _| k.0 != node);
+        self.down[node as usize] = true;
+        self.event(node, EventKind::Crash, None, None, 0, || "crashed (injected)".into());
+    }
+
+    fn restart(&mut self, node: u32) -> io::Result<()> {
+        if !std::mem::replace(&mut self.down[node as usize], false) {
+            return Ok(());
+        }
+        self.event(node, EventKind::Restart, None, None, 0, || "restart".into());
+        self.start(node)
+    }
+
+    /// Ends the faults that are due, and all of them when the heal phase begins.
+    fn timed_due(&mut self) -> io::Result<()> {
+        while let Some(entry) = self.timed.first_entry() {
+            if entry.key().0 > self.now {
+                break;
+            }
+            match entry.remove() {
+                Timed::Restart(node) => self.restart(node)?,
+                Timed::Resume(node) => self.resume(node),
+                Timed::Reconnect(node) => {
+                    self.net.isolate(node, false);
+                    self.event(node, EventKind::Heal, None, None, 0, || "reconnected".into());
+                }
+                Timed::Uncut(from, to) => {
+                    self.net.set_cut(from, to, false);
+                    self.event(from, EventKind::Heal, Some(to), None, 0, || "link restored".into());
+                }
+            }
+        }
+        if !self.healed && self.now >= SimTime::ZERO + self.scenario.fault_phase {
+            self.healed = true;
+            if self.net.any_cut() {
+                self.net.heal_all();
+                self.event(0, EventKind::Heal, None, None, 1, || {
+                    "heal phase: links restored".into()
+                });
+            }
+            self.timed.retain(|_, t| matches!(t, Timed::Restart(_)));
+            for node in 0..self.cfg.nodes {
+                self.resume(node);
+                if self.scenario.restart {
+                    self.restart(node)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the start of the heal phase would change anything.
+    fn heal_pending(&self) -> bool {
+        !self.healed
+            && (self.net.any_cut()
+                || self.paused.iter().any(|&p| p)
+                || (self.scenario.restart && self.down.iter().any(|&d| d)))
+    }
+
+    fn resume(&mut self, node: u32) {
+        if std::mem::replace(&mut self.paused[node as usize], false) {
+            self.event(node, EventKind::Resume, None, None, 0, || "resumed".into());
         }
     }
 

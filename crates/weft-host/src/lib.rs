@@ -21,7 +21,6 @@ mod proto;
 mod config;
 mod elf;
 mod host;
-pub mod net;
 mod region;
 mod spawn;
 mod target;
