@@ -807,11 +807,11 @@ unsafe fn select_common(
             }
             s.polls[count] =
                 PollEntry { fd: if is_sim(fd) { fd } else { -1 }, events: ev, revents: 0 };
-            // Remember the real fd number in revents' place until the answer comes back.
             count += 1;
         }
     }
-    // Keep the fd numbers: the host overwrites `fd` only for unknown entries, never.
+    // Entries carry -1 for descriptors the shim does not simulate, so keep the real numbers
+    // to fill the caller's sets from the answers.
     let mut fdnums = [0i32; POLL_MAX];
     let mut k = 0;
     for fd in 0..nfds.clamp(0, libc::FD_SETSIZE as c_int) {
@@ -836,17 +836,17 @@ unsafe fn select_common(
         libc::FD_ZERO(e);
     }
     let mut bits = 0;
-    for i in 0..count {
-        let re = s.polls[i].revents;
+    for (entry, &fd) in s.polls[..count].iter().zip(&fdnums[..count]) {
+        let re = entry.revents;
         if !r.is_null()
             && re & (libc::POLLIN | libc::POLLERR | libc::POLLHUP) != 0
-            && s.polls[i].events & libc::POLLIN != 0
+            && entry.events & libc::POLLIN != 0
         {
-            libc::FD_SET(fdnums[i], r);
+            libc::FD_SET(fd, r);
             bits += 1;
         }
         if !w.is_null() && re & libc::POLLOUT != 0 {
-            libc::FD_SET(fdnums[i], w);
+            libc::FD_SET(fd, w);
             bits += 1;
         }
     }
@@ -1053,11 +1053,10 @@ unsafe fn epoll_common(
         return ret_errno(r) as c_int;
     }
     let mut k = 0;
-    for j in 0..n {
-        if s.polls[j].revents != 0 && k < max as usize {
-            let i = idx[j];
+    for (entry, &i) in s.polls[..n].iter().zip(&idx[..n]) {
+        if entry.revents != 0 && k < max as usize {
             let e = &mut *out.add(k);
-            e.events = s.polls[j].revents as u16 as u32;
+            e.events = entry.revents as u16 as u32;
             e.u64 = set.data[i].load(Ordering::Relaxed);
             if set.events[i].load(Ordering::Relaxed) & libc::EPOLLONESHOT as u32 != 0 {
                 set.events[i].store(0, Ordering::Relaxed);

@@ -73,7 +73,7 @@ pub unsafe extern "C" fn pthread_create(
                 handoff(OP_THREAD_ABORT);
                 return r;
             }
-            THREAD_IDS[k].store(*thread as u64, Ordering::Relaxed);
+            THREAD_IDS[k].store(*thread, Ordering::Relaxed);
             return 0;
         }
     }
@@ -96,7 +96,7 @@ pub unsafe extern "C" fn pthread_exit(ret: *mut c_void) -> ! {
 pub unsafe extern "C" fn pthread_join(t: libc::pthread_t, ret: *mut *mut c_void) -> c_int {
     if let Some(_g) = Guard::enter() {
         if active() {
-            if let Some(k) = THREAD_IDS.iter().position(|x| x.load(Ordering::Relaxed) == t as u64) {
+            if let Some(k) = THREAD_IDS.iter().position(|x| x.load(Ordering::Relaxed) == t) {
                 slot().args[0] = k as i64;
                 handoff(OP_JOIN);
                 THREAD_IDS[k].store(0, Ordering::Relaxed);
@@ -175,7 +175,9 @@ pub unsafe extern "C" fn pthread_cond_wait(
             return cond_wait_common(c, m, u64::MAX);
         }
     }
-    real!(pthread_cond_wait: fn(*mut libc::pthread_cond_t, *mut libc::pthread_mutex_t) -> c_int)(c, m)
+    real!(pthread_cond_wait: fn(*mut libc::pthread_cond_t, *mut libc::pthread_mutex_t) -> c_int)(
+        c, m,
+    )
 }
 
 #[no_mangle]
