@@ -106,3 +106,28 @@ pub fn split_args(joined: &str) -> Vec<String> {
         joined.split('\u{1f}').map(str::to_string).collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_replaced_per_node() {
+        let cfg = HostConfig::new(
+            "/bin/prog",
+            ["--id={id}", "{addr}", "{peers}", "{ip}:{port}", "{nodes}"].map(String::from).to_vec(),
+            3,
+        );
+        assert_eq!(
+            cfg.args_for(1),
+            ["--id=1", "127.1.0.2:7000", "127.1.0.1:7000,127.1.0.3:7000", "127.1.0.2:7000", "3"]
+        );
+    }
+
+    #[test]
+    fn args_round_trip_through_the_option_string() {
+        let args: Vec<String> = ["a b", "", "{id}"].map(String::from).to_vec();
+        assert_eq!(split_args(&join_args(&args)), args);
+        assert!(split_args("").is_empty());
+    }
+}

@@ -129,3 +129,36 @@ pub fn faults_scenario(spec: &str) -> Result<Scenario, String> {
     }
     Ok(s)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use weft_core::Ratio;
+
+    #[test]
+    fn fault_specs_parse() {
+        assert_eq!(faults_scenario("none").unwrap(), Scenario::calm());
+        assert_eq!(faults_scenario("default").unwrap(), Scenario::default());
+        let s = faults_scenario("drop=1/10, dup=1/50").unwrap();
+        assert_eq!(s.rates.drop, Ratio::new(1, 10));
+        assert_eq!(s.rates.duplicate, Ratio::new(1, 50));
+        assert!(faults_scenario("drop=2/1").is_err());
+        assert!(faults_scenario("crash").is_err());
+    }
+
+    #[test]
+    fn output_lines_have_fixed_columns() {
+        let line = OutputLine { time: weft_core::SimTime(12_500_000), node: 2, text: "hi".into() };
+        assert_eq!(line.to_string(), "    0.012500s n2 | hi");
+    }
+
+    #[test]
+    fn non_elf_and_missing_programs_are_refused() {
+        assert!(unsupported_reason(std::path::Path::new("/nonexistent/x")).is_some());
+        assert!(unsupported_reason(std::path::Path::new("/etc/hostname"))
+            .or(unsupported_reason(std::path::Path::new("/etc/passwd")))
+            .unwrap()
+            .contains("not an ELF"));
+        assert_eq!(unsupported_reason(std::path::Path::new("/bin/true")), None);
+    }
+}
