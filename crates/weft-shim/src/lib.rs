@@ -48,6 +48,7 @@ const FD_MAX: usize = 4096;
 const FD_SIM: u8 = 1;
 const FD_NONBLOCK: u8 = 2;
 const FD_EPOLL: u8 = 4;
+const FD_FILE: u8 = 8;
 /// Per-fd flags of simulated descriptors (indexed by fd).
 static FDS: [AtomicU8; FD_MAX] = [const { AtomicU8::new(0) }; FD_MAX];
 /// SO_RCVTIMEO of simulated sockets, ns (0 = none).
@@ -518,6 +519,7 @@ unsafe fn random_memfd() -> c_int {
     if fd < 0 {
         return fd;
     }
+    set_fd_flags(fd, 0);
     let mut chunk = [0u8; 4096];
     let mut written = 0;
     while written < RANDOM_FILE_BYTES {
@@ -539,7 +541,8 @@ pub unsafe extern "C" fn open(path: *const c_char, flags: c_int, mode: c_uint) -
             return random_memfd();
         }
     }
-    real!(open: fn(*const c_char, c_int, c_uint) -> c_int)(path, flags, mode)
+    let fd = real!(open: fn(*const c_char, c_int, c_uint) -> c_int)(path, flags, mode);
+    after_open(path, flags, fd)
 }
 
 #[no_mangle]
@@ -549,7 +552,8 @@ pub unsafe extern "C" fn open64(path: *const c_char, flags: c_int, mode: c_uint)
             return random_memfd();
         }
     }
-    real!(open64: fn(*const c_char, c_int, c_uint) -> c_int)(path, flags, mode)
+    let fd = real!(open64: fn(*const c_char, c_int, c_uint) -> c_int)(path, flags, mode);
+    after_open(path, flags, fd)
 }
 
 #[no_mangle]
@@ -564,7 +568,9 @@ pub unsafe extern "C" fn openat(
             return random_memfd();
         }
     }
-    real!(openat: fn(c_int, *const c_char, c_int, c_uint) -> c_int)(dir, path, flags, mode)
+    let fd =
+        real!(openat: fn(c_int, *const c_char, c_int, c_uint) -> c_int)(dir, path, flags, mode);
+    after_open(path, flags, fd)
 }
 
 #[no_mangle]
@@ -579,7 +585,9 @@ pub unsafe extern "C" fn openat64(
             return random_memfd();
         }
     }
-    real!(openat64: fn(c_int, *const c_char, c_int, c_uint) -> c_int)(dir, path, flags, mode)
+    let fd =
+        real!(openat64: fn(c_int, *const c_char, c_int, c_uint) -> c_int)(dir, path, flags, mode);
+    after_open(path, flags, fd)
 }
 
 unsafe fn fopen_random(mode: *const c_char) -> *mut libc::FILE {
@@ -1430,7 +1438,9 @@ pub unsafe extern "C" fn read(fd: c_int, buf: *mut c_void, len: size_t) -> ssize
             return recv_common(fd, &iov, 0, ptr::null_mut(), ptr::null_mut(), None);
         }
     }
-    real!(read: fn(c_int, *mut c_void, size_t) -> ssize_t)(fd, buf, len)
+    let r = real!(read: fn(c_int, *mut c_void, size_t) -> ssize_t)(fd, buf, len);
+    record_io(FILE_READ, fd, -1, len, r as i64);
+    r
 }
 
 #[no_mangle]
@@ -1441,7 +1451,9 @@ pub unsafe extern "C" fn write(fd: c_int, buf: *const c_void, len: size_t) -> ss
             return send_common(fd, &iov, ptr::null(), 0);
         }
     }
-    real!(write: fn(c_int, *const c_void, size_t) -> ssize_t)(fd, buf, len)
+    let r = real!(write: fn(c_int, *const c_void, size_t) -> ssize_t)(fd, buf, len);
+    record_io(FILE_WRITE, fd, -1, len, r as i64);
+    r
 }
 
 #[no_mangle]
@@ -1452,6 +1464,9 @@ pub unsafe extern "C" fn close(fd: c_int) -> c_int {
             if flags & FD_SIM != 0 {
                 slot().args[0] = fd as i64;
                 handoff(OP_CLOSE);
+            }
+            if flags & FD_FILE != 0 {
+                record_file(FILE_CLOSE, fd, 0, 0, 0, ptr::null(), ptr::null());
             }
             if flags & FD_EPOLL != 0 {
                 if let Some(e) = epoll_set(fd) {
@@ -1538,6 +1553,7 @@ pub unsafe extern "C" fn fork() -> libc::pid_t {
 }
 
 include!("threads.rs");
+include!("files.rs");
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_setup(_entries: c_uint, _params: *mut c_void) -> c_long {

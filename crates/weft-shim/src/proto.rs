@@ -87,6 +87,21 @@ pub const OP_COND_WAIT: u32 = 20;
 pub const OP_COND_SIGNAL: u32 = 21;
 /// Creating the thread announced in slot `args[0]` failed: forget it.
 pub const OP_THREAD_ABORT: u32 = 22;
+/// A file operation that already ran natively, for the record (until the storage model
+/// simulates files): `args[0]` = FILE_* kind, `args[1]` = fd, `args[2]`/`args[3]` = offset
+/// and length where they apply, `args[4]` = the result (-errno on failure); `data` = path(s),
+/// NUL-separated, `len` = their length.
+pub const OP_FILE: u32 = 23;
+
+pub const FILE_OPEN: i64 = 1;
+pub const FILE_READ: i64 = 2;
+pub const FILE_WRITE: i64 = 3;
+pub const FILE_FSYNC: i64 = 4;
+pub const FILE_FDATASYNC: i64 = 5;
+pub const FILE_TRUNCATE: i64 = 6;
+pub const FILE_CLOSE: i64 = 7;
+pub const FILE_RENAME: i64 = 8;
+pub const FILE_UNLINK: i64 = 9;
 
 /// One entry of a poll request: fd, requested events, answered events.
 #[repr(C)]
