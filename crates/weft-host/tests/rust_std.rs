@@ -1,0 +1,31 @@
+//! Rust std programs run under the shim as C programs do (std reaches the kernel through libc).
+
+use std::path::Path;
+use std::process::Command;
+use weft_core::{Decisions, NullObserver, Outcome, Scenario};
+
+#[test]
+fn a_rust_std_program_is_deterministic_under_the_shim() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rust/udp.rs");
+    let bin = Path::new(env!("CARGO_TARGET_TMPDIR")).join("rust-udp");
+    let ok = Command::new("rustc")
+        .args(["--edition", "2021", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .status()
+        .expect("rustc is needed for this test");
+    assert!(ok.success());
+    let cfg = weft_host::HostConfig::new(&bin, vec!["{addr}".into(), "{peers}".into()], 2);
+    let run = |seed| {
+        let mut d = Decisions::random(seed);
+        let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
+        assert_eq!(out.report.outcome, Outcome::Pass, "{:?}", out.lines);
+        out.lines.iter().map(|l| format!("{l}\n")).collect::<String>()
+    };
+    let a = run(11);
+    assert_eq!(a, run(11));
+    assert!(a.contains("epoch 1767225600"), "{a}");
+    assert_eq!(a.matches("got 2 bytes").count(), 2, "{a}");
+    assert_eq!(a.matches("thread 42 done").count(), 2, "{a}");
+    assert!((12..20).any(|s| run(s) != a), "other seeds should change something");
+}
