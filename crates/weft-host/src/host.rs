@@ -50,6 +50,14 @@ pub struct RunOutput {
     pub notes: Vec<String>,
 }
 
+impl RunOutput {
+    /// Every output line in `time node | text` form, one per line: what `weft run` prints.
+    /// Byte-identical for the same program, config, scenario and decisions.
+    pub fn render(&self) -> String {
+        self.lines.iter().map(|l| format!("{l}\n")).collect()
+    }
+}
+
 /// The first simulated address: node `i` is `127.1.0.(i + 1)`. Loopback on purpose: were a
 /// datagram ever to escape, it could not leave the machine.
 pub const NODE_IP_BASE: u32 = u32::from_be_bytes([127, 1, 0, 1]);

@@ -121,6 +121,11 @@ fn crashes_bad_exits_hangs_and_deadlocks_are_outcomes() {
     );
     let spin = kind("spin");
     assert!(matches!(&spin, Outcome::Deadlock { detail } if detail.contains("hang")), "{spin:?}");
+    let system = kind("system");
+    assert!(
+        matches!(&system, Outcome::Unsupported { detail } if detail.contains("system()")),
+        "{system:?}"
+    );
     let block = kind("block");
     assert!(
         matches!(&block, Outcome::Deadlock { detail } if detail.contains("blocked")),

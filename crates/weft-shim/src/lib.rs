@@ -1556,6 +1556,94 @@ include!("threads.rs");
 include!("files.rs");
 
 #[no_mangle]
+pub unsafe extern "C" fn vfork() -> libc::pid_t {
+    if active() {
+        unsupported(b"vfork(): child processes are not simulated yet", libc::SYS_vfork, 0);
+    }
+    real!(fork: fn() -> libc::pid_t)()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn posix_spawn(
+    pid: *mut libc::pid_t,
+    path: *const c_char,
+    actions: *const c_void,
+    attr: *const c_void,
+    argv: *const *mut c_char,
+    envp: *const *mut c_char,
+) -> c_int {
+    if active() {
+        unsupported(b"posix_spawn(): child processes are not simulated yet", -1, 0);
+    }
+    real!(posix_spawn: fn(*mut libc::pid_t, *const c_char, *const c_void, *const c_void, *const *mut c_char, *const *mut c_char) -> c_int)(
+        pid, path, actions, attr, argv, envp,
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn posix_spawnp(
+    pid: *mut libc::pid_t,
+    file: *const c_char,
+    actions: *const c_void,
+    attr: *const c_void,
+    argv: *const *mut c_char,
+    envp: *const *mut c_char,
+) -> c_int {
+    if active() {
+        unsupported(b"posix_spawnp(): child processes are not simulated yet", -1, 0);
+    }
+    real!(posix_spawnp: fn(*mut libc::pid_t, *const c_char, *const c_void, *const c_void, *const *mut c_char, *const *mut c_char) -> c_int)(
+        pid, file, actions, attr, argv, envp,
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn system(cmd: *const c_char) -> c_int {
+    if active() {
+        unsupported(b"system(): child processes are not simulated yet", -1, 0);
+    }
+    real!(system: fn(*const c_char) -> c_int)(cmd)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn popen(cmd: *const c_char, mode: *const c_char) -> *mut libc::FILE {
+    if active() {
+        unsupported(b"popen(): child processes are not simulated yet", -1, 0);
+    }
+    real!(popen: fn(*const c_char, *const c_char) -> *mut libc::FILE)(cmd, mode)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn execve(
+    path: *const c_char,
+    argv: *const *const c_char,
+    envp: *const *const c_char,
+) -> c_int {
+    if active() {
+        unsupported(b"execve(): replacing the program is not simulated yet", libc::SYS_execve, 0);
+    }
+    real!(execve: fn(*const c_char, *const *const c_char, *const *const c_char) -> c_int)(
+        path, argv, envp,
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn execv(path: *const c_char, argv: *const *const c_char) -> c_int {
+    if active() {
+        unsupported(b"execv(): replacing the program is not simulated yet", libc::SYS_execve, 0);
+    }
+    real!(execv: fn(*const c_char, *const *const c_char) -> c_int)(path, argv)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn execvp(file: *const c_char, argv: *const *const c_char) -> c_int {
+    if active() {
+        unsupported(b"execvp(): replacing the program is not simulated yet", libc::SYS_execve, 0);
+    }
+    real!(execvp: fn(*const c_char, *const *const c_char) -> c_int)(file, argv)
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn alarm(seconds: c_uint) -> c_uint {
     if seconds > 0 && active() {
         unsupported(

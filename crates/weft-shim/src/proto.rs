@@ -30,7 +30,7 @@ pub const MONOTONIC_BASE_NS: u64 = 1_000 * 1_000_000_000;
 /// After this many calls served without a hand-off (clock reads, random bytes) the shim
 /// hands off anyway with `OP_SPIN`, so a busy loop on the clock becomes a visible hang
 /// instead of a silent one.
-pub const LOCAL_CALLS_MAX: u32 = 1 << 20;
+pub const LOCAL_CALLS_MAX: u32 = 1 << 16;
 
 pub const TURN_IDLE: u32 = 0;
 pub const TURN_HOST: u32 = 1;

@@ -1,5 +1,6 @@
 /* Ends badly on purpose: "segv" dereferences NULL, "exit3" exits with status 3, "spin"
- * busy-waits on the clock (a hang), "block" waits forever on a socket. */
+ * busy-waits on the clock (a hang), "block" waits forever on a socket, "system" starts a
+ * child process (not simulated). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@ int main(int argc, char **argv) {
         do clock_gettime(CLOCK_MONOTONIC, &b); while (b.tv_sec == a.tv_sec);
         return 0;
     }
+    if (!strcmp(m, "system")) return system("true");
     if (!strcmp(m, "block")) {
         int fd = socket(AF_INET, SOCK_DGRAM, 0);
         char c;

@@ -42,5 +42,5 @@ pub fn config(name: &str, args: &[&str], nodes: u32) -> HostConfig {
 
 /// The rendered output of a run: one `time node | text` line each.
 pub fn render(out: &weft_host::RunOutput) -> String {
-    out.lines.iter().map(|l| format!("{l}\n")).collect()
+    out.render()
 }
