@@ -86,6 +86,65 @@ fn pingpong_native(bin: &Path, rounds: u32) -> Duration {
     t.elapsed().saturating_sub(Duration::from_millis(20))
 }
 
+/// The floor under any futex hand-off on this machine right now: a bare shared-memory + futex
+/// ping-pong between this process and a forked child, both pinned to one CPU. Reported beside
+/// the shim's round trip so a loaded machine does not hide the shim's own overhead.
+fn futex_pingpong_us(rounds: u32) -> f64 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    fn wait(w: &AtomicU32, v: u32) {
+        // SAFETY: shared futex wait on a word of a MAP_SHARED mapping.
+        unsafe { libc::syscall(libc::SYS_futex, w as *const _, libc::FUTEX_WAIT, v, 0usize) };
+    }
+    fn wake(w: &AtomicU32) {
+        // SAFETY: waking waiters on a word of a MAP_SHARED mapping.
+        unsafe { libc::syscall(libc::SYS_futex, w as *const _, libc::FUTEX_WAKE, 1) };
+    }
+    // SAFETY: a fresh shared anonymous page; checked for failure.
+    let page = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            4096,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    assert_ne!(page, libc::MAP_FAILED);
+    // SAFETY: the page is zeroed and aligned; an AtomicU32 at its start is valid.
+    let turn = unsafe { &*(page as *const AtomicU32) };
+    // SAFETY: pinning this thread, then forking a child that only touches the shared page and
+    // exits with _exit (the benchmark's main thread is the only thread).
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(libc::sched_getcpu() as usize, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        let pid = libc::fork();
+        if pid == 0 {
+            for _ in 0..rounds {
+                while turn.load(Ordering::Acquire) != 1 {
+                    wait(turn, 0);
+                }
+                turn.store(0, Ordering::Release);
+                wake(turn);
+            }
+            libc::_exit(0);
+        }
+        let t = Instant::now();
+        for _ in 0..rounds {
+            turn.store(1, Ordering::Release);
+            wake(turn);
+            while turn.load(Ordering::Acquire) != 0 {
+                wait(turn, 1);
+            }
+        }
+        let e = t.elapsed();
+        libc::waitpid(pid, std::ptr::null_mut(), 0);
+        libc::munmap(page, 4096);
+        e.as_secs_f64() * 1e6 / rounds as f64
+    }
+}
+
 fn main() {
     let bench = compile("bench");
     let pingpong = compile("pingpong");
@@ -96,12 +155,16 @@ fn main() {
     let native_clock = per_call(&bench, "clock", n * 10, false);
     let shim_sleep0 = per_call(&bench, "sleep0", n, true);
     let shim_clock = per_call(&bench, "clock", n * 10, true);
+    let floor = median((0..REPEATS).map(|_| futex_pingpong_us(n as u32)).collect());
     println!("  native getppid()              {native_getppid:8.3} µs");
+    println!("  bare futex ping-pong, pinned  {floor:8.3} µs  (the transport's floor right now)");
     println!("  native nanosleep(0)           {native_sleep0:8.3} µs");
     println!("  native clock_gettime (vDSO)   {native_clock:8.3} µs");
     println!(
-        "  shim nanosleep(0) round trip  {shim_sleep0:8.3} µs  ({:.1}x native getppid; ptrace ~36 µs)",
-        shim_sleep0 / native_getppid
+        "  shim nanosleep(0) round trip  {shim_sleep0:8.3} µs  ({:.1}x native getppid, {:.1}x the \
+         futex floor; ptrace ~36 µs)",
+        shim_sleep0 / native_getppid,
+        shim_sleep0 / floor
     );
     println!(
         "  shim clock_gettime (local)    {shim_clock:8.3} µs  ({:.1}x native vDSO)",
