@@ -1232,6 +1232,10 @@ impl World<'_> {
     fn crash(&mut self, node: u32) {
         let Some(p) = self.procs.iter().rposition(|p| p.node == node && p.alive) else { return };
         self.drain(p);
+        if !self.procs[p].partial.is_empty() {
+            let rest = std::mem::take(&mut self.procs[p].partial);
+            self.emit_line(p, &rest);
+        }
         let mut status = 0;
         // SAFETY: killing and reaping our own child; all its threads wait for the baton.
         unsafe {

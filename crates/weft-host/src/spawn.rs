@@ -102,8 +102,8 @@ pub(crate) fn spawn(spec: &SpawnSpec<'_>) -> io::Result<Spawned> {
     let cpu = spec.cpu;
     let netns = spec.netns;
     // SAFETY: the closure runs between fork and exec and calls only async-signal-safe
-    // functions (unshare, open/write/close, sched_setaffinity, personality, dup2) on data
-    // prepared before the fork.
+    // functions (unshare, open/write/close, sched_setaffinity, personality, prctl, dup2) on
+    // data prepared before the fork.
     unsafe {
         cmd.pre_exec(move || {
             if netns {
@@ -120,6 +120,8 @@ pub(crate) fn spawn(spec: &SpawnSpec<'_>) -> io::Result<Spawned> {
                 libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
             }
             libc::personality(libc::ADDR_NO_RANDOMIZE as libc::c_ulong);
+            // If the host thread dies (a weft bug), its processes die with it.
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
             if libc::dup2(region_fd, CHILD_REGION_FD) < 0 {
                 return Err(io::Error::last_os_error());
             }
