@@ -67,6 +67,11 @@ const QUEUE_MAX: usize = 1024;
 /// Real-time bound on one hand-off (a program in a busy loop with no intercepted call).
 const WALL_STALL_SECS: u64 = 20;
 
+/// What `getpid()` answers in node `node`'s process (in every run, and after a restart).
+pub fn virtual_pid(node: u32) -> u32 {
+    1000 + node
+}
+
 pub fn node_ip(node: u32) -> u32 {
     NODE_IP_BASE + node
 }
@@ -471,6 +476,7 @@ impl World<'_> {
                 // SAFETY: the process waits for TURN_THREAD; the host owns the slot fields.
                 unsafe {
                     (*s).args[0] = seed as i64;
+                    (*s).args[1] = virtual_pid(node) as i64;
                     (*s).ret = 0;
                 }
                 self.threads[t].wait = Wait::Ready;

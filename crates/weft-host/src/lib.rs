@@ -27,7 +27,7 @@ mod target;
 
 pub use config::{join_args, split_args, HostConfig, Netns, OnIdle};
 pub use elf::unsupported_reason;
-pub use host::{format_ip, node_ip, OutputLine, RunOutput, NODE_IP_BASE};
+pub use host::{format_ip, node_ip, virtual_pid, OutputLine, RunOutput, NODE_IP_BASE};
 pub use spawn::netns_available;
 pub use target::{ProcessRunner, ProcessTarget};
 

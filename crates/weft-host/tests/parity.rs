@@ -47,6 +47,11 @@ fn nonblock() {
 }
 
 #[test]
+fn process_identity() {
+    parity("pid");
+}
+
+#[test]
 fn poll_select_epoll() {
     parity("poll");
 }

@@ -21,6 +21,7 @@ fn pingpong_passes_with_virtual_times() {
     let text = common::render(&out);
     assert_eq!(text.matches("'pong").count(), 6, "{text}");
     assert!(text.contains("n0 | done after"), "{text}");
+    assert!(text.contains("n2 | node 2 up as pid 1002,"), "virtual pids: {text}");
     // Latency is 1..10 ms per hop: three rounds with a 10 ms pause are well under 100 ms.
     assert!(out.report.end_time.as_nanos() < 100_000_000, "{text}");
 }

@@ -41,6 +41,8 @@ static SLOT: AtomicPtr<Slot> = AtomicPtr::new(ptr::null_mut());
 static BASE: AtomicPtr<u8> = AtomicPtr::new(ptr::null_mut());
 /// SplitMix64 state of this process's random stream (seeded by the host at hello).
 static RNG: AtomicU64 = AtomicU64::new(0);
+/// The virtual pid the host assigned (0 until hello).
+static VPID: AtomicI64 = AtomicI64::new(0);
 /// Calls served locally since the last hand-off.
 static LOCAL_CALLS: AtomicU32 = AtomicU32::new(0);
 
@@ -228,6 +230,7 @@ fn init() {
         s.args[0] = libc::getpid() as i64;
         handoff(OP_HELLO);
         RNG.store(s.args[0] as u64, Ordering::Relaxed);
+        VPID.store(s.args[1], Ordering::Relaxed);
     }
 }
 
@@ -1554,6 +1557,46 @@ pub unsafe extern "C" fn fork() -> libc::pid_t {
 
 include!("threads.rs");
 include!("files.rs");
+
+// Process identity: real pids differ from run to run (and leak into output and seeds), so a
+// process sees the virtual pid the host gave it, its parent is 1, and kill() maps it back.
+
+#[no_mangle]
+pub unsafe extern "C" fn getpid() -> libc::pid_t {
+    if let Some(_g) = Guard::enter() {
+        let v = VPID.load(Ordering::Relaxed);
+        if v > 0 && active() {
+            return v as libc::pid_t;
+        }
+    }
+    real!(getpid: fn() -> libc::pid_t)()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn getppid() -> libc::pid_t {
+    if let Some(_g) = Guard::enter() {
+        if VPID.load(Ordering::Relaxed) > 0 && active() {
+            return 1;
+        }
+    }
+    real!(getppid: fn() -> libc::pid_t)()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn kill(pid: libc::pid_t, sig: c_int) -> c_int {
+    let v = VPID.load(Ordering::Relaxed);
+    let pid = if v > 0 && (pid as i64 == v || pid as i64 == -v) {
+        let real = real!(getpid: fn() -> libc::pid_t)();
+        if pid < 0 {
+            -real
+        } else {
+            real
+        }
+    } else {
+        pid
+    };
+    real!(kill: fn(libc::pid_t, c_int) -> c_int)(pid, sig)
+}
 
 #[no_mangle]
 pub unsafe extern "C" fn vfork() -> libc::pid_t {

@@ -38,7 +38,8 @@ pub const TURN_THREAD: u32 = 2;
 
 // Requests (`Slot::op`). Arguments in `Slot::args`, payload in `Slot::data`, peer address in
 // `Slot::addr_ip`/`addr_port` (host byte order). Answers: `Slot::ret` (>= 0, or -errno).
-/// First contact from a fresh process: `args[0]` = real pid. Answer: `args[0]` = random seed.
+/// First contact from a fresh process: `args[0]` = real pid. Answer: `args[0]` = random seed,
+/// `args[1]` = the process's virtual pid (what `getpid` answers: the same in every run).
 pub const OP_HELLO: u32 = 1;
 /// Sleep until the absolute virtual time `args[0]` (ns).
 pub const OP_SLEEP: u32 = 2;

@@ -13,6 +13,7 @@
 #include <sys/random.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <signal.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -161,6 +162,11 @@ int main(int argc, char **argv) {
         n = epoll_wait(ep, out, 4, 1000);
         printf("epoll_wait %d data %llu in %d\n", n, (unsigned long long)out[0].data.u64, (out[0].events & EPOLLIN) != 0);
         close(ep);
+    } else if (!strcmp(s, "pid")) {
+        pid_t me = getpid();
+        printf("pid positive %d, parent differs %d\n", me > 0, getppid() != me);
+        printf("kill(self, 0) %d\n", kill(me, 0));
+        printf("stable %d\n", getpid() == me);
     } else {
         printf("unknown scenario %s\n", s);
         return 2;

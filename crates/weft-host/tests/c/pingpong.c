@@ -54,7 +54,7 @@ int main(int argc, char **argv) {
     unsigned int r;
     getrandom(&r, sizeof r, 0);
     long t0 = ms_now();
-    printf("node %d up, random %u\n", id, r % 1000);
+    printf("node %d up as pid %d, random %u\n", id, (int)getpid(), r % 1000);
     char buf[256];
     if (id == 0) {
         struct timeval tv = {0, 200000};
