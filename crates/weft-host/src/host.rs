@@ -93,9 +93,12 @@ enum Wait {
         deadline: Option<SimTime>,
         peek: bool,
     },
+    /// `retry`: the thread also watches real descriptors of its process (pipes, eventfds) and
+    /// looks again once any other thread of its process has run (only they can change them).
     Poll {
         count: usize,
         deadline: Option<SimTime>,
+        retry: Option<u64>,
     },
     /// Created by thread `.0`, which has not yet returned from creating it: runnable from
     /// that thread's next request on.
@@ -131,6 +134,8 @@ struct Proc {
     out: OwnedFd,
     partial: Vec<u8>,
     alive: bool,
+    /// Hand-offs made by this process's threads so far.
+    steps: u64,
 }
 
 /// A simulated thread: the unit the baton passes between.
@@ -462,6 +467,7 @@ impl World<'_> {
             out: spawned.out,
             partial: Vec::new(),
             alive: true,
+            steps: 0,
         });
         let p = self.procs.len() - 1;
         self.threads.push(Thread { proc: p, slot, wait: Wait::Hello });
@@ -509,6 +515,7 @@ impl World<'_> {
         turn.store(TURN_THREAD, Ordering::Release);
         futex_wake(turn);
         let p = self.threads[t].proc;
+        self.procs[p].steps += 1;
         match self.wait_for_request(t, TURN_THREAD) {
             Resumed::Request(op) => self.handle(t, op),
             Resumed::Died(status) => self.died(p, status),
@@ -774,7 +781,8 @@ impl World<'_> {
                 if n > 0 || deadline.is_some_and(|d| d <= self.now) {
                     ready!(n as i64);
                 } else {
-                    self.threads[t].wait = Wait::Poll { count, deadline };
+                    let retry = (slot.args[2] != 0).then_some(self.procs[p].steps);
+                    self.threads[t].wait = Wait::Poll { count, deadline, retry };
                 }
             }
             OP_EXIT => self.await_exit(p),
@@ -1120,9 +1128,11 @@ impl World<'_> {
                         self.threads[t].wait = Wait::Ready;
                     }
                 }
-                Wait::Poll { count, deadline } => {
+                Wait::Poll { count, deadline, retry } => {
                     let n = self.poll_ready(node, slot, count);
-                    if n > 0 || deadline.is_some_and(|d| d <= self.now) {
+                    let look_again =
+                        retry.is_some_and(|s| s != self.procs[self.threads[t].proc].steps);
+                    if n > 0 || look_again || deadline.is_some_and(|d| d <= self.now) {
                         slot.ret = n as i64;
                         self.threads[t].wait = Wait::Ready;
                     }

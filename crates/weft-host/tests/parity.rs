@@ -47,6 +47,11 @@ fn nonblock() {
 }
 
 #[test]
+fn real_descriptors_made_ready_by_another_thread() {
+    parity("wakeup");
+}
+
+#[test]
 fn process_identity() {
     parity("pid");
 }

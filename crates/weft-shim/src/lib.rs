@@ -745,6 +745,44 @@ fn deadline_after_ts(ts: *const libc::timespec) -> u64 {
     }
 }
 
+/// Polls descriptors the shim does not simulate (pipes, eventfds, files…) without blocking;
+/// answers how many are ready.
+unsafe fn real_poll_now(fds: &mut [libc::pollfd]) -> usize {
+    if fds.is_empty() {
+        return 0;
+    }
+    let ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let args = [fds.as_mut_ptr() as i64, fds.len() as i64, &ts as *const _ as i64, 0, 8, 0];
+    let r = sys::raw_ret(libc::SYS_ppoll, args);
+    r.max(0) as usize
+}
+
+/// Waits in the host for the simulated entries in `slot().polls[..count]` until one is ready
+/// or `deadline`, while also watching real descriptors through `check_real` (called before
+/// every hand-off; answers how many are ready). Only simulated threads can make a real
+/// descriptor of this process ready (a pipe, an eventfd), so the host wakes a thread that has
+/// real descriptors whenever another thread of its process has run, and it looks again.
+/// Answers the total ready, or -errno.
+unsafe fn poll_loop(
+    count: usize,
+    deadline: u64,
+    has_real: bool,
+    mut check_real: impl FnMut() -> usize,
+) -> i64 {
+    loop {
+        let real = if has_real { check_real() } else { 0 };
+        slot().args[2] = has_real as i64;
+        let r = poll_host(count, if real > 0 { now_ns() } else { deadline });
+        if r < 0 {
+            return r;
+        }
+        let total = r as usize + real;
+        if total > 0 || !has_real || now_ns() >= deadline {
+            return total as i64;
+        }
+    }
+}
+
 unsafe fn poll_common(fds: *mut libc::pollfd, n: libc::nfds_t, deadline: u64) -> c_int {
     let n = n as usize;
     if n > POLL_MAX {
@@ -752,16 +790,31 @@ unsafe fn poll_common(fds: *mut libc::pollfd, n: libc::nfds_t, deadline: u64) ->
         return -1;
     }
     let s = slot();
+    let mut real = [libc::pollfd { fd: -1, events: 0, revents: 0 }; POLL_MAX];
+    let mut real_at = [0usize; POLL_MAX];
+    let mut nreal = 0;
     for i in 0..n {
         let p = &*fds.add(i);
-        s.polls[i] =
-            PollEntry { fd: if is_sim(p.fd) { p.fd } else { -1 }, events: p.events, revents: 0 };
+        let sim = is_sim(p.fd);
+        s.polls[i] = PollEntry { fd: if sim { p.fd } else { -1 }, events: p.events, revents: 0 };
+        if !sim && p.fd >= 0 {
+            real[nreal] = libc::pollfd { fd: p.fd, events: p.events, revents: 0 };
+            real_at[nreal] = i;
+            nreal += 1;
+        }
     }
-    let r = poll_host(n, deadline);
+    let r = poll_loop(n, deadline, nreal > 0, || real_poll_now(&mut real[..nreal]));
+    if r < 0 {
+        return ret_errno(r) as c_int;
+    }
+    let s = slot();
     for i in 0..n {
         (*fds.add(i)).revents = s.polls[i].revents;
     }
-    ret_errno(r) as c_int
+    for (rp, &i) in real[..nreal].iter().zip(&real_at[..nreal]) {
+        (*fds.add(i)).revents = rp.revents;
+    }
+    (0..n).filter(|&i| (*fds.add(i)).revents != 0).count() as c_int
 }
 
 #[no_mangle]
@@ -802,6 +855,11 @@ unsafe fn select_common(
     deadline: u64,
 ) -> c_int {
     let s = slot();
+    // Entries carry -1 for descriptors the shim does not simulate, so keep the real numbers
+    // to fill the caller's sets from the answers; those are also polled for real.
+    let mut fdnums = [0i32; POLL_MAX];
+    let mut real = [libc::pollfd { fd: -1, events: 0, revents: 0 }; POLL_MAX];
+    let mut nreal = 0;
     let mut count = 0;
     for fd in 0..nfds.clamp(0, libc::FD_SETSIZE as c_int) {
         let mut ev: i16 = 0;
@@ -816,42 +874,31 @@ unsafe fn select_common(
                 set_errno(libc::EINVAL);
                 return -1;
             }
-            s.polls[count] =
-                PollEntry { fd: if is_sim(fd) { fd } else { -1 }, events: ev, revents: 0 };
+            let sim = is_sim(fd);
+            s.polls[count] = PollEntry { fd: if sim { fd } else { -1 }, events: ev, revents: 0 };
+            fdnums[count] = fd;
+            if !sim {
+                real[nreal] = libc::pollfd { fd, events: ev, revents: 0 };
+                nreal += 1;
+            }
             count += 1;
         }
     }
-    // Entries carry -1 for descriptors the shim does not simulate, so keep the real numbers
-    // to fill the caller's sets from the answers.
-    let mut fdnums = [0i32; POLL_MAX];
-    let mut k = 0;
-    for fd in 0..nfds.clamp(0, libc::FD_SETSIZE as c_int) {
-        let want =
-            (!r.is_null() && libc::FD_ISSET(fd, r)) || (!w.is_null() && libc::FD_ISSET(fd, w));
-        if want {
-            fdnums[k] = fd;
-            k += 1;
-        }
-    }
-    let ret = poll_host(count, deadline);
+    let ret = poll_loop(count, deadline, nreal > 0, || real_poll_now(&mut real[..nreal]));
     if ret < 0 {
         return ret_errno(ret) as c_int;
     }
-    if !r.is_null() {
-        libc::FD_ZERO(r);
-    }
-    if !w.is_null() {
-        libc::FD_ZERO(w);
-    }
-    if !e.is_null() {
-        libc::FD_ZERO(e);
+    let s = slot();
+    for z in [r, w, e] {
+        if !z.is_null() {
+            libc::FD_ZERO(z);
+        }
     }
     let mut bits = 0;
-    for (entry, &fd) in s.polls[..count].iter().zip(&fdnums[..count]) {
-        let re = entry.revents;
+    let mut set_bits = |fd: c_int, events: i16, re: i16| {
         if !r.is_null()
             && re & (libc::POLLIN | libc::POLLERR | libc::POLLHUP) != 0
-            && entry.events & libc::POLLIN != 0
+            && events & libc::POLLIN != 0
         {
             libc::FD_SET(fd, r);
             bits += 1;
@@ -860,6 +907,14 @@ unsafe fn select_common(
             libc::FD_SET(fd, w);
             bits += 1;
         }
+    };
+    for (entry, &fd) in s.polls[..count].iter().zip(&fdnums[..count]) {
+        if entry.fd >= 0 {
+            set_bits(fd, entry.events, entry.revents);
+        }
+    }
+    for rp in &real[..nreal] {
+        set_bits(rp.fd, rp.events, rp.revents);
     }
     bits
 }
@@ -928,6 +983,8 @@ const EPOLL_ENTRIES: usize = 64;
 
 struct EpollSet {
     fd: AtomicI64,
+    /// Descriptors the shim does not simulate, registered in the real epoll instance.
+    real: AtomicI64,
     fds: [AtomicI64; EPOLL_ENTRIES],
     events: [AtomicU32; EPOLL_ENTRIES],
     data: [AtomicU64; EPOLL_ENTRIES],
@@ -936,6 +993,7 @@ struct EpollSet {
 static EPOLLS: [EpollSet; EPOLL_MAX] = [const {
     EpollSet {
         fd: AtomicI64::new(-1),
+        real: AtomicI64::new(0),
         fds: [const { AtomicI64::new(-1) }; EPOLL_ENTRIES],
         events: [const { AtomicU32::new(0) }; EPOLL_ENTRIES],
         data: [const { AtomicU64::new(0) }; EPOLL_ENTRIES],
@@ -955,6 +1013,7 @@ fn register_epoll(fd: c_int) {
             f.store(-1, Ordering::Relaxed);
         }
         e.fd.store(fd as i64, Ordering::Relaxed);
+        e.real.store(0, Ordering::Relaxed);
         set_fd_flags(fd, FD_EPOLL);
     }
 }
@@ -1030,7 +1089,19 @@ pub unsafe extern "C" fn epoll_ctl(
             return 0;
         }
     }
-    real!(epoll_ctl: fn(c_int, c_int, c_int, *mut libc::epoll_event) -> c_int)(epfd, op, fd, ev)
+    let r = real!(epoll_ctl: fn(c_int, c_int, c_int, *mut libc::epoll_event) -> c_int)(
+        epfd, op, fd, ev,
+    );
+    if r == 0 {
+        if let Some(set) = epoll_set(epfd) {
+            match op {
+                libc::EPOLL_CTL_ADD => set.real.fetch_add(1, Ordering::Relaxed),
+                libc::EPOLL_CTL_DEL => set.real.fetch_sub(1, Ordering::Relaxed),
+                _ => 0,
+            };
+        }
+    }
+    r
 }
 
 unsafe fn epoll_common(
@@ -1059,11 +1130,19 @@ unsafe fn epoll_common(
             n += 1;
         }
     }
-    let r = poll_host(n, deadline);
+    // Real descriptors live in the real epoll instance: ask it without blocking; their events
+    // come first in `out`, the simulated ones after.
+    let has_real = set.real.load(Ordering::Relaxed) > 0;
+    let mut k = 0;
+    let r = poll_loop(n, deadline, has_real, || {
+        let args = [epfd as i64, out as i64, max as i64, 0, 0, 0];
+        k = sys::raw_ret(libc::SYS_epoll_wait, args).max(0) as usize;
+        k
+    });
     if r < 0 {
         return ret_errno(r) as c_int;
     }
-    let mut k = 0;
+    let s = slot();
     for (entry, &i) in s.polls[..n].iter().zip(&idx[..n]) {
         if entry.revents != 0 && k < max as usize {
             let e = &mut *out.add(k);

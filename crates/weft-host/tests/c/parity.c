@@ -5,10 +5,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/select.h>
@@ -22,6 +25,20 @@ static long ns(clockid_t c) {
     struct timespec t;
     clock_gettime(c, &t);
     return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
+static int wake_pipe[2], wake_efd;
+
+static void *waker(void *arg) {
+    (void)arg;
+    usleep(10000);
+    write(wake_pipe[1], "w", 1);
+    usleep(10000);
+    uint64_t one = 1;
+    write(wake_efd, &one, sizeof one);
+    usleep(10000);
+    write(wake_pipe[1], "s", 1);
+    return NULL;
 }
 
 static int udp_bound(struct sockaddr_in *a) {
@@ -161,6 +178,37 @@ int main(int argc, char **argv) {
         sendto(fb, "y", 1, 0, (struct sockaddr *)&a, sizeof a);
         n = epoll_wait(ep, out, 4, 1000);
         printf("epoll_wait %d data %llu in %d\n", n, (unsigned long long)out[0].data.u64, (out[0].events & EPOLLIN) != 0);
+        close(ep);
+    } else if (!strcmp(s, "wakeup")) {
+        /* Another thread makes real descriptors (a pipe, an eventfd) ready while this one
+         * waits in poll, epoll_wait and select. */
+        pipe(wake_pipe);
+        wake_efd = eventfd(0, 0);
+        struct sockaddr_in a;
+        int u = udp_bound(&a);
+        pthread_t t;
+        pthread_create(&t, NULL, waker, NULL);
+        long t0 = ns(CLOCK_MONOTONIC);
+        struct pollfd p[2] = {{u, POLLIN, 0}, {wake_pipe[0], POLLIN, 0}};
+        printf("poll %d pipe ready %d\n", poll(p, 2, 5000), p[1].revents == POLLIN);
+        printf("waited 10ms..5s %d\n", ns(CLOCK_MONOTONIC) - t0 >= 10000000 && ns(CLOCK_MONOTONIC) - t0 < 5000000000L);
+        char c;
+        read(wake_pipe[0], &c, 1);
+        int ep = epoll_create1(0);
+        struct epoll_event ev = {EPOLLIN, {.u64 = 7}}, out[2];
+        epoll_ctl(ep, EPOLL_CTL_ADD, wake_efd, &ev);
+        struct epoll_event ev2 = {EPOLLIN, {.u64 = 8}};
+        epoll_ctl(ep, EPOLL_CTL_ADD, u, &ev2);
+        int n = epoll_wait(ep, out, 2, 5000);
+        printf("epoll_wait %d data %llu\n", n, (unsigned long long)out[0].data.u64);
+        uint64_t v;
+        read(wake_efd, &v, sizeof v);
+        fd_set r;
+        FD_ZERO(&r);
+        FD_SET(wake_pipe[0], &r);
+        struct timeval tv = {5, 0};
+        printf("select %d pipe %d\n", select(wake_pipe[0] + 1, &r, NULL, NULL, &tv), FD_ISSET(wake_pipe[0], &r) != 0);
+        pthread_join(t, NULL);
         close(ep);
     } else if (!strcmp(s, "pid")) {
         pid_t me = getpid();
