@@ -54,5 +54,19 @@ pub fn unsupported_reason(path: &Path) -> Option<String> {
 }
 
 fn find(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle)
+    let n = needle.len();
+    (0..hay.len().saturating_sub(n - 1)).any(|i| hay[i] == needle[0] && &hay[i..i + n] == needle)
+}
+
+/// [`unsupported_reason`], remembered per (path, size, modification time): explore runs the
+/// same program thousands of times.
+pub(crate) fn unsupported_reason_cached(path: &Path) -> Option<String> {
+    use std::collections::BTreeMap;
+    use std::sync::Mutex;
+    type Key = (std::path::PathBuf, u64, Option<std::time::SystemTime>);
+    static CACHE: Mutex<BTreeMap<Key, Option<String>>> = Mutex::new(BTreeMap::new());
+    let Ok(meta) = std::fs::metadata(path) else { return unsupported_reason(path) };
+    let key = (path.to_path_buf(), meta.len(), meta.modified().ok());
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    cache.entry(key).or_insert_with(|| unsupported_reason(path)).clone()
 }

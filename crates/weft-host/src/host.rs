@@ -226,14 +226,19 @@ pub(crate) fn run(
     obs: &mut dyn Observer,
 ) -> io::Result<RunOutput> {
     let mut notes = Vec::new();
-    if let Some(reason) = crate::elf::unsupported_reason(&cfg.program) {
+    if let Some(reason) = crate::elf::unsupported_reason_cached(&cfg.program) {
         return Ok(RunOutput {
             report: report(Outcome::Unsupported { detail: reason }, 0, 0, 0, SimTime::ZERO),
             lines: Vec::new(),
             notes,
         });
     }
-    assert!(cfg.nodes as usize <= MAX_SLOTS, "at most {MAX_SLOTS} nodes");
+    if cfg.nodes as usize > MAX_SLOTS {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("at most {MAX_SLOTS} nodes (asked for {})", cfg.nodes),
+        ));
+    }
     let netns = match cfg.netns {
         crate::config::Netns::Off => false,
         crate::config::Netns::Auto => {
