@@ -610,6 +610,10 @@ impl World<'_> {
         if let Some(pattern) = &self.cfg.forbid {
             if text.contains(pattern.as_str()) {
                 let detail = format!("node {node} printed `{text}` at {}", self.now);
+                let d = detail.clone();
+                self.event(node, EventKind::Violation, None, None, 0, || {
+                    format!("no_forbidden_output: {d}")
+                });
                 self.fail(Outcome::SafetyViolation {
                     property: "no_forbidden_output".into(),
                     detail,
