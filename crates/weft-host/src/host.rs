@@ -645,6 +645,19 @@ impl World<'_> {
                     detail: format!("node {node} exited with status {code} at {}", self.now),
                 });
             }
+        } else if libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGSYS {
+            // The seccomp trap fired while the program had SIGSYS blocked or ignored, so the
+            // kernel killed it instead of letting the shim report the call.
+            self.event(node, EventKind::Crash, None, None, libc::SIGSYS as u64, || {
+                "killed by SIGSYS".into()
+            });
+            self.fail(Outcome::Unsupported {
+                detail: format!(
+                    "node {node} made a raw system call the shim traps while SIGSYS was blocked \
+                     or ignored (killed by SIGSYS at {})",
+                    self.now
+                ),
+            });
         } else if libc::WIFSIGNALED(status) {
             let sig = libc::WTERMSIG(status);
             self.event(node, EventKind::Crash, None, None, sig as u64, || {

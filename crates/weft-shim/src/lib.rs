@@ -1651,6 +1651,25 @@ pub unsafe extern "C" fn getpid() -> libc::pid_t {
     real!(getpid: fn() -> libc::pid_t)()
 }
 
+/// Thread ids: the main thread's is the virtual pid (as on Linux), every other simulated
+/// thread's is `10000 + its slot`, the same in every run.
+#[no_mangle]
+pub unsafe extern "C" fn gettid() -> libc::pid_t {
+    if let Some(_g) = Guard::enter() {
+        let v = VPID.load(Ordering::Relaxed);
+        if v > 0 && active() {
+            let mine = MY_SLOT.try_with(|s| s.get()).unwrap_or(ptr::null_mut());
+            if mine.is_null() {
+                return v as libc::pid_t;
+            }
+            let base = BASE.load(Ordering::Acquire) as usize;
+            let k = (0..MAX_SLOTS).find(|&k| base + slot_offset(k) == mine as usize).unwrap_or(0);
+            return 10_000 + k as libc::pid_t;
+        }
+    }
+    real!(gettid: fn() -> libc::pid_t)()
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn getppid() -> libc::pid_t {
     if let Some(_g) = Guard::enter() {

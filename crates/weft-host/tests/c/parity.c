@@ -215,6 +215,7 @@ int main(int argc, char **argv) {
         printf("pid positive %d, parent differs %d\n", me > 0, getppid() != me);
         printf("kill(self, 0) %d\n", kill(me, 0));
         printf("stable %d\n", getpid() == me);
+        printf("main thread id is the pid %d\n", gettid() == me);
     } else {
         printf("unknown scenario %s\n", s);
         return 2;
