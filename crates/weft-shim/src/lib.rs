@@ -1513,6 +1513,89 @@ pub unsafe extern "C" fn recvmsg(fd: c_int, msg: *mut libc::msghdr, flags: c_int
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn sendmmsg(
+    fd: c_int,
+    msgs: *mut libc::mmsghdr,
+    n: c_uint,
+    flags: c_int,
+) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() && is_sim(fd) {
+            let mut sent = 0;
+            for i in 0..n as usize {
+                let m = &mut *msgs.add(i);
+                let h = &m.msg_hdr;
+                let iov = if h.msg_iovlen == 0 {
+                    &[][..]
+                } else {
+                    core::slice::from_raw_parts(h.msg_iov, h.msg_iovlen)
+                };
+                let r = send_common(fd, iov, h.msg_name as *const sockaddr, h.msg_namelen);
+                if r < 0 {
+                    return if sent == 0 { -1 } else { sent };
+                }
+                m.msg_len = r as c_uint;
+                sent += 1;
+            }
+            return sent;
+        }
+    }
+    sys::raw(libc::SYS_sendmmsg, [fd as i64, msgs as i64, n as i64, flags as i64, 0, 0]) as c_int
+}
+
+/// Like Linux: blocks (per the socket and `flags`) for every message, unless
+/// `MSG_WAITFORONE`, after which the rest are taken only if already queued. The `timeout`
+/// argument (checked by Linux only between datagrams) is ignored.
+#[no_mangle]
+pub unsafe extern "C" fn recvmmsg(
+    fd: c_int,
+    msgs: *mut libc::mmsghdr,
+    n: c_uint,
+    flags: c_int,
+    timeout: *mut libc::timespec,
+) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() && is_sim(fd) {
+            let mut got = 0;
+            let mut f = flags & !libc::MSG_WAITFORONE;
+            for i in 0..n as usize {
+                let m = &mut *msgs.add(i);
+                let h = &mut m.msg_hdr;
+                let iov = if h.msg_iovlen == 0 {
+                    &[][..]
+                } else {
+                    core::slice::from_raw_parts(h.msg_iov, h.msg_iovlen)
+                };
+                let mut trunc = false;
+                let mut alen = h.msg_namelen;
+                let r = recv_common(
+                    fd,
+                    iov,
+                    f,
+                    h.msg_name as *mut sockaddr,
+                    &mut alen,
+                    Some(&mut trunc),
+                );
+                if r < 0 {
+                    return if got == 0 { -1 } else { got };
+                }
+                h.msg_namelen = if h.msg_name.is_null() { 0 } else { alen };
+                h.msg_controllen = 0;
+                h.msg_flags = if trunc { libc::MSG_TRUNC } else { 0 };
+                m.msg_len = r as c_uint;
+                got += 1;
+                if flags & libc::MSG_WAITFORONE != 0 {
+                    f |= libc::MSG_DONTWAIT;
+                }
+            }
+            return got;
+        }
+    }
+    let args = [fd as i64, msgs as i64, n as i64, flags as i64, timeout as i64, 0];
+    sys::raw(libc::SYS_recvmmsg, args) as c_int
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn read(fd: c_int, buf: *mut c_void, len: size_t) -> ssize_t {
     if let Some(_g) = Guard::enter() {
         if active() && is_sim(fd) {

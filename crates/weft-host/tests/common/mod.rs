@@ -13,7 +13,7 @@ use weft_host::HostConfig;
 pub fn compile(name: &str, flags: &[&str]) -> PathBuf {
     static CACHE: Mutex<BTreeMap<String, PathBuf>> = Mutex::new(BTreeMap::new());
     let key = format!("{name} {}", flags.join(" "));
-    let mut cache = CACHE.lock().unwrap();
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(p) = cache.get(&key) {
         return p.clone();
     }
