@@ -92,6 +92,52 @@ impl HostConfig {
     }
 }
 
+impl HostConfig {
+    /// The `process` target spec that prepares back into this configuration: what a repro file
+    /// of a `weft run` records, so `weft replay` reruns it through [`crate::ProcessTarget`].
+    pub fn to_spec(&self) -> weft_core::RunSpec {
+        let mut o = std::collections::BTreeMap::new();
+        let mut put = |k: &str, v: String| {
+            o.insert(k.to_string(), v);
+        };
+        put("program", self.program.display().to_string());
+        put("args", join_args(&self.args));
+        put("nodes", self.nodes.to_string());
+        put("forbid", self.forbid.clone().unwrap_or_default());
+        put(
+            "exit_codes",
+            self.exit_codes.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(","),
+        );
+        put("time_limit", self.time_limit.to_string());
+        put(
+            "on_idle",
+            match self.on_idle {
+                OnIdle::Deadlock => "deadlock",
+                OnIdle::Pass => "pass",
+            }
+            .into(),
+        );
+        put("hang_events", self.hang_events.to_string());
+        put("port", self.port.to_string());
+        put(
+            "netns",
+            match self.netns {
+                Netns::Auto => "auto",
+                Netns::Off => "off",
+            }
+            .into(),
+        );
+        put("pin", self.pin_cpu.to_string());
+        put("shim", self.shim.as_ref().map(|p| p.display().to_string()).unwrap_or_default());
+        weft_core::RunSpec {
+            target: "process".into(),
+            variant: "default".into(),
+            options: o,
+            property: None,
+        }
+    }
+}
+
 /// Joins arguments for the `args` option of the `process` target: separated by the ASCII unit
 /// separator (U+001F), which no shell argument contains in practice.
 pub fn join_args(args: &[String]) -> String {
@@ -122,6 +168,21 @@ mod tests {
             cfg.args_for(1),
             ["--id=1", "127.1.0.2:7000", "127.1.0.1:7000,127.1.0.3:7000", "127.1.0.2:7000", "3"]
         );
+    }
+
+    #[test]
+    fn a_config_round_trips_through_its_spec() {
+        let mut cfg = HostConfig::new("/bin/true", vec!["{id}".into(), "x y".into()], 4);
+        cfg.forbid = Some("BAD".into());
+        cfg.exit_codes = vec![0, 3];
+        cfg.time_limit = SimDuration::from_millis(1500);
+        cfg.on_idle = OnIdle::Pass;
+        cfg.port = 9000;
+        cfg.netns = Netns::Off;
+        cfg.pin_cpu = false;
+        let spec = cfg.to_spec();
+        assert_eq!(spec.target, "process");
+        assert_eq!(crate::ProcessTarget.config(&spec).unwrap(), cfg);
     }
 
     #[test]

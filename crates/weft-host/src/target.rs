@@ -80,6 +80,14 @@ impl Target for ProcessTarget {
     }
 
     fn prepare(&self, spec: &RunSpec) -> Result<Box<dyn Runner>, ConfigError> {
+        Ok(Box::new(ProcessRunner { cfg: self.config(spec)? }))
+    }
+}
+
+impl ProcessTarget {
+    /// Validates `spec` into the configuration a runner would use (the inverse of
+    /// [`HostConfig::to_spec`]).
+    pub fn config(&self, spec: &RunSpec) -> Result<HostConfig, ConfigError> {
         let info = self.info();
         info.validate(spec)?;
         let program = info.option(spec, "program");
@@ -117,7 +125,7 @@ impl Target for ProcessTarget {
         cfg.pin_cpu = info.parse_option(spec, "pin")?;
         let shim = info.option(spec, "shim");
         cfg.shim = (!shim.is_empty()).then(|| shim.into());
-        Ok(Box::new(ProcessRunner { cfg }))
+        Ok(cfg)
     }
 }
 
