@@ -3,7 +3,6 @@
 //! own user and network namespaces so an escaped system call cannot reach a real network.
 
 use crate::proto::{ENV_FD, ENV_SLOT};
-use std::ffi::OsString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
@@ -35,23 +34,49 @@ fn env_name(bytes: &[u8]) -> &str {
     std::str::from_utf8(&bytes[..bytes.len() - 1]).expect("ascii env name")
 }
 
-/// Whether `unshare(CLONE_NEWUSER | CLONE_NEWNET)` works here (probed once with /bin/true).
+/// Whether processes can get their own user and network namespaces here: probed once by
+/// starting /bin/true exactly as a simulated process is started (unshare, then the id maps).
 pub fn netns_available() -> bool {
     static AVAILABLE: OnceLock<bool> = OnceLock::new();
     *AVAILABLE.get_or_init(|| {
         let mut cmd = Command::new("/bin/true");
         cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
-        // SAFETY: the closure only calls unshare, which is async-signal-safe.
+        let maps = IdMaps::new();
+        // SAFETY: the closure calls only async-signal-safe functions on data built before fork.
         unsafe {
-            cmd.pre_exec(|| {
-                if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) != 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                Ok(())
-            });
+            cmd.pre_exec(move || enter_namespaces(&maps));
         }
         cmd.status().map(|s| s.success()).unwrap_or(false)
     })
+}
+
+/// `/proc/self/{uid,gid}_map` contents mapping the caller's ids to themselves, built before a
+/// fork (nothing between fork and exec may allocate).
+struct IdMaps {
+    uid: Vec<u8>,
+    gid: Vec<u8>,
+}
+
+impl IdMaps {
+    fn new() -> IdMaps {
+        // SAFETY: getuid/getgid cannot fail.
+        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        IdMaps {
+            uid: format!("0 {uid} 1\n").into_bytes(),
+            gid: format!("0 {gid} 1\n").into_bytes(),
+        }
+    }
+}
+
+/// Between fork and exec: a new user and network namespace, ids mapped to the caller's.
+fn enter_namespaces(maps: &IdMaps) -> io::Result<()> {
+    // SAFETY: unshare is async-signal-safe; failure is reported.
+    if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    write_proc_file(b"/proc/self/setgroups\0", b"deny")?;
+    write_proc_file(b"/proc/self/uid_map\0", &maps.uid)?;
+    write_proc_file(b"/proc/self/gid_map\0", &maps.gid)
 }
 
 fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
@@ -93,11 +118,7 @@ pub(crate) fn spawn(spec: &SpawnSpec<'_>) -> io::Result<Spawned> {
         .env("LD_PRELOAD", spec.shim)
         .env(env_name(ENV_FD), CHILD_REGION_FD.to_string())
         .env(env_name(ENV_SLOT), spec.slot.to_string());
-    // Built before fork: nothing between fork and exec may allocate.
-    // SAFETY: getuid/getgid cannot fail.
-    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    let uid_map = OsString::from(format!("0 {uid} 1\n")).into_encoded_bytes();
-    let gid_map = OsString::from(format!("0 {gid} 1\n")).into_encoded_bytes();
+    let maps = IdMaps::new();
     let region_fd = spec.region_fd;
     let cpu = spec.cpu;
     let netns = spec.netns;
@@ -107,12 +128,7 @@ pub(crate) fn spawn(spec: &SpawnSpec<'_>) -> io::Result<Spawned> {
     unsafe {
         cmd.pre_exec(move || {
             if netns {
-                if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) != 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                write_proc_file(b"/proc/self/setgroups\0", b"deny")?;
-                write_proc_file(b"/proc/self/uid_map\0", &uid_map)?;
-                write_proc_file(b"/proc/self/gid_map\0", &gid_map)?;
+                enter_namespaces(&maps)?;
             }
             if let Some(cpu) = cpu {
                 let mut set: libc::cpu_set_t = std::mem::zeroed();
