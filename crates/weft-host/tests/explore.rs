@@ -62,3 +62,45 @@ fn campaign_finds_shrinks_and_replays_the_election_bug() {
     assert!(again.report.outcome.same_failure(&found.report.outcome));
     assert_eq!(again.report.trace_hash, shrunk.report.trace_hash);
 }
+
+/// Determinism under faults and threads, checked the way `weft check-determinism` does: each
+/// seed runs twice with every event recorded, and any difference names the first event.
+#[test]
+fn seeds_are_deterministic_with_faults_and_threads() {
+    let mut scenario = Scenario::default();
+    scenario.fault_phase = weft_core::SimDuration::from_millis(100);
+    for (name, args, nodes) in
+        [("pingpong", vec!["{id}", "{addr}", "{peers}", "4"], 3), ("threads", vec![], 2)]
+    {
+        let bin = common::compile(name, &[]);
+        let mut spec =
+            RunSpec { target: "process".into(), variant: "default".into(), ..Default::default() };
+        spec.options.insert("program".into(), bin.display().to_string());
+        let args: Vec<String> = args.into_iter().map(String::from).collect();
+        spec.options.insert("args".into(), weft_host::join_args(&args));
+        spec.options.insert("nodes".into(), nodes.to_string());
+        spec.options.insert("exit_codes".into(), "0,3".into());
+        let runner = ProcessTarget.prepare(&spec).unwrap();
+        for seed in 0..6 {
+            if let Some(d) = check_seed(runner.as_ref(), &scenario, seed) {
+                panic!("{name}: {d}");
+            }
+        }
+    }
+}
+
+/// The check above can fail: a program that leaks real CPU time through /proc is caught, and the
+/// first differing event is its output line.
+#[test]
+fn a_leak_of_real_time_is_caught_by_the_determinism_check() {
+    let bin = common::compile("leak", &[]);
+    let mut spec =
+        RunSpec { target: "process".into(), variant: "default".into(), ..Default::default() };
+    spec.options.insert("program".into(), bin.display().to_string());
+    spec.options.insert("nodes".into(), "1".into());
+    let runner = ProcessTarget.prepare(&spec).unwrap();
+    let d = check_seed(runner.as_ref(), &Scenario::calm(), 1).expect("runs should differ");
+    let first = d.first.expect("an event");
+    assert_eq!(first.kind, weft_core::EventKind::Observe);
+    assert!(first.summary.starts_with("cpu time "), "{}", first.summary);
+}
