@@ -67,8 +67,8 @@ fn campaign_finds_shrinks_and_replays_the_election_bug() {
 /// seed runs twice with every event recorded, and any difference names the first event.
 #[test]
 fn seeds_are_deterministic_with_faults_and_threads() {
-    let mut scenario = Scenario::default();
-    scenario.fault_phase = weft_core::SimDuration::from_millis(100);
+    let scenario =
+        Scenario { fault_phase: weft_core::SimDuration::from_millis(100), ..Scenario::default() };
     for (name, args, nodes) in
         [("pingpong", vec!["{id}", "{addr}", "{peers}", "4"], 3), ("threads", vec![], 2)]
     {
