@@ -257,7 +257,17 @@ impl TargetArgs {
             options: options.to_vec(),
             mode: None,
             property: None,
+            contract: None,
         }
+    }
+
+    /// The runner's default scenario with this command's overrides (`--contract`).
+    pub(crate) fn scenario(&self, runner: &dyn weft_core::Runner) -> weft_core::Scenario {
+        let mut scenario = runner.default_scenario();
+        if let Some(c) = self.contract {
+            scenario.disk.contract = c;
+        }
+        scenario
     }
 
     pub(crate) fn with_property(mut self, property: Option<String>) -> TargetArgs {
@@ -374,10 +384,7 @@ fn shrink_repro(
 fn explore(a: ExploreArgs) -> Result<Code> {
     let (target, spec) = a.target.spec()?;
     let runner = target.prepare(&spec)?;
-    let mut scenario = runner.default_scenario();
-    if let Some(c) = a.target.contract {
-        scenario.disk.contract = c;
-    }
+    let scenario = a.target.scenario(runner.as_ref());
     let runs = match (a.runs, a.time) {
         (Some(n), _) => Some(n),
         (None, Some(_)) => None,
@@ -709,7 +716,7 @@ fn replay(a: ReplayArgs) -> Result<Code> {
 fn check_determinism(a: DeterminismArgs) -> Result<Code> {
     let (target, spec) = a.target.spec()?;
     let runner = target.prepare(&spec)?;
-    let scenario = runner.default_scenario();
+    let scenario = a.target.scenario(runner.as_ref());
     println!(
         "weft check-determinism {}  seeds {}  base seed {}",
         describe_spec(&spec),
