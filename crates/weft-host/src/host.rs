@@ -6,6 +6,8 @@
 //! until its next intercepted call; otherwise advance virtual time to the next deadline or
 //! arrival. Time never moves while anything can run, so a run is a function of the decisions.
 
+mod stream;
+
 use crate::config::{HostConfig, OnIdle};
 
 use crate::proto::*;
@@ -92,6 +94,16 @@ enum Wait {
         fd: i32,
         deadline: Option<SimTime>,
         peek: bool,
+        cap: usize,
+    },
+    /// In accept() on listening stream `fd`, into the new fd `newfd`.
+    Accept {
+        fd: i32,
+        newfd: i32,
+    },
+    /// In a blocking connect() of stream `fd`.
+    Connect {
+        fd: i32,
     },
     /// `retry`: the thread also watches real descriptors of its process (pipes, eventfds) and
     /// looks again once any other thread of its process has run (only they can change them).
@@ -156,6 +168,10 @@ struct Sock {
     port: u16,
     peer: Option<(u32, u16)>,
     queue: VecDeque<Datagram>,
+    /// Stream sockets only.
+    stream: Option<stream::Stream>,
+    /// Pending error for SO_ERROR (a failed non-blocking connect).
+    err: i32,
 }
 
 struct Flight {
@@ -190,6 +206,8 @@ pub(crate) struct World<'a> {
     threads: Vec<Thread>,
     socks: BTreeMap<(u32, i32), Sock>,
     flights: BTreeMap<(SimTime, u64), Flight>,
+    conns: BTreeMap<u64, stream::Conn>,
+    segments: BTreeMap<(SimTime, u64), stream::Segment>,
     now: SimTime,
     seq: u64,
     next_port: Vec<u16>,
@@ -263,6 +281,8 @@ pub(crate) fn run(
         threads: Vec::new(),
         socks: BTreeMap::new(),
         flights: BTreeMap::new(),
+        conns: BTreeMap::new(),
+        segments: BTreeMap::new(),
         now: SimTime::ZERO,
         seq: 0,
         next_port: vec![EPHEMERAL_PORT_FIRST; cfg.nodes as usize],
@@ -416,6 +436,7 @@ impl World<'_> {
             }
             self.timed_due()?;
             self.deliver_due();
+            self.deliver_segments();
             self.wake_blocked();
             let runnable: Vec<usize> = (0..self.threads.len())
                 .filter(|&t| {
@@ -635,6 +656,8 @@ impl World<'_> {
         let fds: Vec<(u32, i32)> =
             self.socks.range((node, i32::MIN)..=(node, i32::MAX)).map(|(k, _)| *k).collect();
         for k in fds {
+            // As the kernel does at exit: connected streams end with a FIN.
+            self.stream_close(k.0, k.1);
             self.socks.remove(&k);
         }
         if libc::WIFEXITED(status) {
@@ -742,16 +765,66 @@ impl World<'_> {
             }
             OP_SPIN | OP_YIELD | OP_HELLO => ready!(0),
             OP_SOCKET => {
-                self.socks.insert((node, fd), Sock::default());
+                let stream = (slot.args[1] != 0).then_some(stream::Stream::Fresh);
+                self.socks.insert((node, fd), Sock { stream, ..Sock::default() });
                 ready!(0);
             }
             OP_CLOSE => {
+                self.stream_close(node, fd);
                 self.socks.remove(&(node, fd));
                 ready!(0);
+            }
+            OP_LISTEN => {
+                let r = self.stream_listen(node, fd);
+                ready!(r);
+            }
+            OP_ACCEPT => {
+                let newfd = slot.args[1] as i32;
+                let nonblock = slot.args[2] != 0;
+                match self.stream_accept(node, fd, newfd, slot) {
+                    Some(r) => ready!(r),
+                    None if nonblock => ready!(-(libc::EAGAIN as i64)),
+                    None => self.threads[t].wait = Wait::Accept { fd, newfd },
+                }
+            }
+            OP_SHUTDOWN => {
+                let r = self.stream_shutdown(node, fd, slot.args[1] as i32);
+                ready!(r);
+            }
+            OP_GETPEERNAME => {
+                let r = match self.socks.get(&(node, fd)) {
+                    None => -(libc::EBADF as i64),
+                    Some(sock) => {
+                        match (sock.stream.is_some(), self.stream_peer(node, fd), sock.peer) {
+                            (true, Some((ip, port)), _) | (false, _, Some((ip, port))) => {
+                                slot.addr_ip = ip;
+                                slot.addr_port = port;
+                                0
+                            }
+                            _ => -(libc::ENOTCONN as i64),
+                        }
+                    }
+                };
+                ready!(r);
+            }
+            OP_SOCKERR => {
+                let r = match self.socks.get_mut(&(node, fd)) {
+                    Some(s) => std::mem::take(&mut s.err) as i64,
+                    None => libc::EBADF as i64,
+                };
+                ready!(r);
             }
             OP_BIND => {
                 let r = self.bind(node, fd, slot.addr_ip, slot.addr_port);
                 ready!(r);
+            }
+            OP_CONNECT if self.socks.get(&(node, fd)).is_some_and(|s| s.stream.is_some()) => {
+                let ip = if slot.addr_ip == LOCALHOST { node_ip(node) } else { slot.addr_ip };
+                let nonblock = slot.args[1] != 0;
+                match self.stream_connect(node, fd, ip, slot.addr_port, nonblock) {
+                    Some(r) => ready!(r),
+                    None => self.threads[t].wait = Wait::Connect { fd },
+                }
             }
             OP_CONNECT => {
                 let r = if !self.socks.contains_key(&(node, fd)) {
@@ -777,6 +850,11 @@ impl World<'_> {
                 };
                 ready!(r);
             }
+            OP_SENDTO if self.socks.get(&(node, fd)).is_some_and(|s| s.stream.is_some()) => {
+                let len = (slot.len as usize).min(DATA_MAX);
+                let r = self.stream_send(node, fd, &slot.data[..len]);
+                ready!(r);
+            }
             OP_SENDTO => {
                 let r = self.sendto(node, slot);
                 ready!(r);
@@ -785,14 +863,15 @@ impl World<'_> {
                 let nonblock = slot.args[1] != 0;
                 let deadline = (slot.args[2] > 0).then_some(SimTime(slot.args[2] as u64));
                 let peek = slot.args[4] != 0;
+                let cap = slot.args[3].max(0) as usize;
                 if !self.socks.contains_key(&(node, fd)) {
                     ready!(-(libc::EBADF as i64));
-                } else if self.try_recv(node, fd, peek, slot) {
-                    self.threads[t].wait = Wait::Ready;
+                } else if let Some(r) = self.try_recv(node, fd, peek, cap, slot) {
+                    ready!(r);
                 } else if nonblock || deadline.is_some_and(|d| d <= self.now) {
                     ready!(-(libc::EAGAIN as i64));
                 } else {
-                    self.threads[t].wait = Wait::Recv { fd, deadline, peek };
+                    self.threads[t].wait = Wait::Recv { fd, deadline, peek, cap };
                 }
             }
             OP_POLL => {
@@ -1056,16 +1135,26 @@ impl World<'_> {
         len as i64
     }
 
-    /// Pops (or peeks) a datagram for `fd` into the slot; false if none is queued.
-    fn try_recv(&mut self, node: u32, fd: i32, peek: bool, slot: &mut Slot) -> bool {
-        let Some(sock) = self.socks.get_mut(&(node, fd)) else { return false };
-        let Some(d) = (if peek { sock.queue.front() } else { None }) else {
-            let Some(d) = sock.queue.pop_front() else { return false };
-            write_dgram(slot, &d);
-            return true;
-        };
-        write_dgram(slot, d);
-        true
+    /// Receives on `fd` into the slot: a datagram popped (or peeked), or stream bytes. None if
+    /// nothing is there yet.
+    fn try_recv(
+        &mut self,
+        node: u32,
+        fd: i32,
+        peek: bool,
+        cap: usize,
+        slot: &mut Slot,
+    ) -> Option<i64> {
+        let sock = self.socks.get_mut(&(node, fd))?;
+        if sock.stream.is_some() {
+            return self.stream_try_recv(node, fd, peek, cap, slot);
+        }
+        if peek {
+            write_dgram(slot, sock.queue.front()?);
+        } else {
+            write_dgram(slot, &sock.queue.pop_front()?);
+        }
+        Some(slot.ret)
     }
 
     fn poll_ready(&self, node: u32, slot: &mut Slot, count: usize) -> usize {
@@ -1077,6 +1166,9 @@ impl World<'_> {
             }
             match self.socks.get(&(node, e.fd)) {
                 None => e.revents = libc::POLLNVAL,
+                Some(s) if s.stream.is_some() => {
+                    e.revents = self.stream_revents(node, e.fd, e.events)
+                }
                 Some(s) => {
                     if e.events & libc::POLLIN != 0 && !s.queue.is_empty() {
                         e.revents |= libc::POLLIN;
@@ -1139,8 +1231,12 @@ impl World<'_> {
                     slot.ret = 0;
                     self.threads[t].wait = Wait::Ready;
                 }
-                Wait::Recv { fd, deadline, peek } => {
-                    if self.try_recv(node, fd, peek, slot) {
+                Wait::Accept { .. } | Wait::Connect { .. } => {
+                    self.wake_stream_waiter(t, node, slot)
+                }
+                Wait::Recv { fd, deadline, peek, cap } => {
+                    if let Some(r) = self.try_recv(node, fd, peek, cap, slot) {
+                        slot.ret = r;
                         self.threads[t].wait = Wait::Ready;
                     } else if !self.socks.contains_key(&(node, fd)) {
                         slot.ret = -(libc::EBADF as i64);
@@ -1175,6 +1271,11 @@ impl World<'_> {
     /// Nothing can run: move virtual time to the next deadline or arrival, or end the run.
     fn advance(&mut self) -> Option<Outcome> {
         let next_flight = self.flights.keys().next().map(|k| k.0);
+        let next_segment = self.segments.keys().next().map(|k| k.0);
+        let next_flight = match (next_flight, next_segment) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         let next_deadline = self
             .threads
             .iter()
@@ -1281,6 +1382,7 @@ impl World<'_> {
             libc::waitpid(self.procs[p].pid, &mut status, 0);
         }
         self.mark_gone(p);
+        self.reset_node_streams(node);
         self.socks.retain(|k, _| k.0 != node);
         self.down[node as usize] = true;
         self.event(node, EventKind::Crash, None, None, 0, || "crashed (injected)".into());

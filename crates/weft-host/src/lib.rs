@@ -2,7 +2,7 @@
 //! deterministic simulation. It starts N processes with the weft shim preloaded (each its own
 //! simulated address `127.1.0.(id+1)`, in its own network namespace where the kernel allows),
 //! passes a single baton so exactly one simulated thread runs at a time, serves their time,
-//! randomness, sleeps, polls and UDP sockets from a simulated world, advances virtual time only
+//! randomness, sleeps, polls, UDP sockets and TCP-like streams from a simulated world, advances virtual time only
 //! when every thread is blocked, and turns every ending (exit, crash, hang, deadlock, escaped
 //! system call) into a named [`weft_core::Outcome`]. A run is a function of the program, its
 //! [`HostConfig`], the [`weft_core::Scenario`] and the [`weft_core::Decisions`]: the same

@@ -52,6 +52,11 @@ fn real_descriptors_made_ready_by_another_thread() {
 }
 
 #[test]
+fn tcp_streams() {
+    parity("tcp");
+}
+
+#[test]
 fn process_identity() {
     parity("pid");
 }

@@ -51,6 +51,7 @@ const FD_SIM: u8 = 1;
 const FD_NONBLOCK: u8 = 2;
 const FD_EPOLL: u8 = 4;
 const FD_FILE: u8 = 8;
+const FD_STREAM: u8 = 16;
 /// Per-fd flags of simulated descriptors (indexed by fd).
 static FDS: [AtomicU8; FD_MAX] = [const { AtomicU8::new(0) }; FD_MAX];
 /// SO_RCVTIMEO of simulated sockets, ns (0 = none).
@@ -1256,15 +1257,16 @@ pub unsafe extern "C" fn socket(domain: c_int, ty: c_int, proto: c_int) -> c_int
             if domain == libc::AF_INET6 {
                 unsupported(b"socket(AF_INET6): IPv6 is not simulated yet", libc::SYS_socket, 0);
             }
-            if base != libc::SOCK_DGRAM {
+            if base != libc::SOCK_DGRAM && base != libc::SOCK_STREAM {
                 unsupported(
-                    b"socket(AF_INET, not SOCK_DGRAM): only UDP is simulated yet",
+                    b"socket(AF_INET): only SOCK_DGRAM and SOCK_STREAM are simulated",
                     libc::SYS_socket,
                     0,
                 );
             }
-            // A real (never used) UDP socket holds the fd number, so unhooked calls such as
-            // getsockopt still see a socket.
+            let stream = base == libc::SOCK_STREAM;
+            // A real (never used) socket of the same type holds the fd number, so unhooked
+            // calls such as getsockopt(TCP_NODELAY) still see a socket.
             let fd = sys::raw(libc::SYS_socket, [domain as i64, ty as i64, proto as i64, 0, 0, 0]);
             if fd < 0 {
                 return -1;
@@ -1273,9 +1275,11 @@ pub unsafe extern "C" fn socket(domain: c_int, ty: c_int, proto: c_int) -> c_int
             if fd as usize >= FD_MAX {
                 unsupported(b"socket: fd number beyond the shim's table", libc::SYS_socket, 0);
             }
-            set_fd_flags(fd, FD_SIM | if ty & libc::SOCK_NONBLOCK != 0 { FD_NONBLOCK } else { 0 });
+            let nb = if ty & libc::SOCK_NONBLOCK != 0 { FD_NONBLOCK } else { 0 };
+            set_fd_flags(fd, FD_SIM | nb | if stream { FD_STREAM } else { 0 });
             RCVTIMEO[fd as usize].store(0, Ordering::Relaxed);
             slot().args[0] = fd as i64;
+            slot().args[1] = stream as i64;
             handoff(OP_SOCKET);
             return fd;
         }
@@ -1307,6 +1311,7 @@ pub unsafe extern "C" fn connect(fd: c_int, addr: *const sockaddr, len: socklen_
                 return ret_errno(e) as c_int;
             }
             slot().args[0] = fd as i64;
+            slot().args[1] = (fd_flags(fd) & FD_NONBLOCK != 0) as i64;
             return ret_errno(handoff(OP_CONNECT)) as c_int;
         }
         if active() {
@@ -1321,6 +1326,131 @@ pub unsafe extern "C" fn connect(fd: c_int, addr: *const sockaddr, len: socklen_
         }
     }
     sys::raw(libc::SYS_connect, [fd as i64, addr as i64, len as i64, 0, 0, 0]) as c_int
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn listen(fd: c_int, backlog: c_int) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() && is_sim(fd) {
+            slot().args[0] = fd as i64;
+            slot().args[1] = backlog as i64;
+            return ret_errno(handoff(OP_LISTEN)) as c_int;
+        }
+    }
+    real!(listen: fn(c_int, c_int) -> c_int)(fd, backlog)
+}
+
+unsafe fn accept_common(
+    fd: c_int,
+    addr: *mut sockaddr,
+    len: *mut socklen_t,
+    flags: c_int,
+) -> c_int {
+    let args = [libc::AF_INET as i64, (libc::SOCK_STREAM | libc::SOCK_CLOEXEC) as i64, 0, 0, 0, 0];
+    let newfd = sys::raw(libc::SYS_socket, args);
+    if newfd < 0 {
+        return -1;
+    }
+    let newfd = newfd as c_int;
+    if newfd as usize >= FD_MAX {
+        unsupported(b"accept: fd number beyond the shim's table", -1, 0);
+    }
+    let s = slot();
+    s.args[0] = fd as i64;
+    s.args[1] = newfd as i64;
+    s.args[2] = (fd_flags(fd) & FD_NONBLOCK != 0) as i64;
+    let r = handoff(OP_ACCEPT);
+    if r < 0 {
+        real!(close: fn(c_int) -> c_int)(newfd);
+        return ret_errno(r) as c_int;
+    }
+    if flags & libc::SOCK_CLOEXEC == 0 {
+        real!(fcntl: fn(c_int, c_int, c_ulong) -> c_int)(newfd, libc::F_SETFD, 0);
+    }
+    let nb = if flags & libc::SOCK_NONBLOCK != 0 { FD_NONBLOCK } else { 0 };
+    set_fd_flags(newfd, FD_SIM | FD_STREAM | nb);
+    RCVTIMEO[newfd as usize].store(0, Ordering::Relaxed);
+    get_addr(addr, len);
+    newfd
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn accept(fd: c_int, addr: *mut sockaddr, len: *mut socklen_t) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() && is_sim(fd) {
+            return accept_common(fd, addr, len, 0);
+        }
+    }
+    real!(accept: fn(c_int, *mut sockaddr, *mut socklen_t) -> c_int)(fd, addr, len)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn accept4(
+    fd: c_int,
+    addr: *mut sockaddr,
+    len: *mut socklen_t,
+    flags: c_int,
+) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() && is_sim(fd) {
+            return accept_common(fd, addr, len, flags);
+        }
+    }
+    real!(accept4: fn(c_int, *mut sockaddr, *mut socklen_t, c_int) -> c_int)(fd, addr, len, flags)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn shutdown(fd: c_int, how: c_int) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() && is_sim(fd) {
+            slot().args[0] = fd as i64;
+            slot().args[1] = how as i64;
+            return ret_errno(handoff(OP_SHUTDOWN)) as c_int;
+        }
+    }
+    real!(shutdown: fn(c_int, c_int) -> c_int)(fd, how)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn getpeername(fd: c_int, addr: *mut sockaddr, len: *mut socklen_t) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() && is_sim(fd) {
+            slot().args[0] = fd as i64;
+            let r = handoff(OP_GETPEERNAME);
+            if r < 0 {
+                return ret_errno(r) as c_int;
+            }
+            get_addr(addr, len);
+            return 0;
+        }
+    }
+    real!(getpeername: fn(c_int, *mut sockaddr, *mut socklen_t) -> c_int)(fd, addr, len)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn getsockopt(
+    fd: c_int,
+    level: c_int,
+    name: c_int,
+    val: *mut c_void,
+    len: *mut socklen_t,
+) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() && is_sim(fd) && level == libc::SOL_SOCKET && name == libc::SO_ERROR {
+            if val.is_null() || len.is_null() || (*len as usize) < core::mem::size_of::<c_int>() {
+                set_errno(libc::EINVAL);
+                return -1;
+            }
+            slot().args[0] = fd as i64;
+            let r = handoff(OP_SOCKERR);
+            *(val as *mut c_int) = r as c_int;
+            *len = core::mem::size_of::<c_int>() as socklen_t;
+            return 0;
+        }
+    }
+    real!(getsockopt: fn(c_int, c_int, c_int, *mut c_void, *mut socklen_t) -> c_int)(
+        fd, level, name, val, len,
+    )
 }
 
 #[no_mangle]

@@ -43,11 +43,12 @@ pub const TURN_THREAD: u32 = 2;
 pub const OP_HELLO: u32 = 1;
 /// Sleep until the absolute virtual time `args[0]` (ns).
 pub const OP_SLEEP: u32 = 2;
-/// A new simulated UDP socket on fd `args[0]`.
+/// A new simulated socket on fd `args[0]`: UDP, or a TCP-like stream when `args[1]` = 1.
 pub const OP_SOCKET: u32 = 3;
 /// `args[0]` fd; bind to `addr`.
 pub const OP_BIND: u32 = 4;
-/// `args[0]` fd; default destination `addr`.
+/// `args[0]` fd; default destination `addr` (UDP), or connect a stream to `addr`
+/// (`args[1]` = 1 if non-blocking: answer -EINPROGRESS and let poll/SO_ERROR tell).
 pub const OP_CONNECT: u32 = 5;
 /// `args[0]` fd; answer in `addr`.
 pub const OP_GETSOCKNAME: u32 = 6;
@@ -93,6 +94,18 @@ pub const OP_THREAD_ABORT: u32 = 22;
 /// and length where they apply, `args[4]` = the result (-errno on failure); `data` = path(s),
 /// NUL-separated, `len` = their length.
 pub const OP_FILE: u32 = 23;
+
+/// Stream `args[0]` listens.
+pub const OP_LISTEN: u32 = 24;
+/// Accept on listening stream `args[0]` into the new fd `args[1]` (`args[2]` = 1 if
+/// non-blocking). Answer 0 and the peer in `addr`, or -errno.
+pub const OP_ACCEPT: u32 = 25;
+/// Shut down stream `args[0]` (`args[1]` = how).
+pub const OP_SHUTDOWN: u32 = 26;
+/// `args[0]` fd; answer the peer in `addr`.
+pub const OP_GETPEERNAME: u32 = 27;
+/// `args[0]` fd; answer (and clear) its pending error (SO_ERROR), as a positive errno or 0.
+pub const OP_SOCKERR: u32 = 28;
 
 pub const FILE_OPEN: i64 = 1;
 pub const FILE_READ: i64 = 2;

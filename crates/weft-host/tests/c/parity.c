@@ -235,6 +235,61 @@ int main(int argc, char **argv) {
         printf("select %d pipe %d\n", select(wake_pipe[0] + 1, &r, NULL, NULL, &tv), FD_ISSET(wake_pipe[0], &r) != 0);
         pthread_join(t, NULL);
         close(ep);
+    } else if (!strcmp(s, "tcp")) {
+        /* One process talking to itself over loopback TCP. */
+        int l = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a;
+        memset(&a, 0, sizeof a);
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        int b = bind(l, (struct sockaddr *)&a, sizeof a);
+        printf("bind %d\n", b);
+        printf("listen %d\n", listen(l, 8));
+        socklen_t al = sizeof a;
+        getsockname(l, (struct sockaddr *)&a, &al);
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        int c = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+        int r = connect(c, (struct sockaddr *)&a, sizeof a);
+        int inprogress = r == 0 || errno == EINPROGRESS;
+        printf("nonblocking connect in progress or done %d\n", inprogress);
+        struct pollfd p = {c, POLLOUT, 0};
+        printf("poll out %d\n", poll(&p, 1, 1000));
+        int err = -1;
+        socklen_t el = sizeof err;
+        getsockopt(c, SOL_SOCKET, SO_ERROR, &err, &el);
+        printf("SO_ERROR %d\n", err);
+        struct sockaddr_in peer;
+        socklen_t pl = sizeof peer;
+        int s2 = accept(l, (struct sockaddr *)&peer, &pl);
+        printf("accepted %d\n", s2 >= 0);
+        struct sockaddr_in me;
+        socklen_t ml = sizeof me;
+        getsockname(c, (struct sockaddr *)&me, &ml);
+        printf("peer is the client %d\n", peer.sin_port == me.sin_port);
+        fcntl(c, F_SETFL, 0);
+        printf("send %zd\n", send(c, "hello ", 6, 0));
+        printf("write %zd\n", write(c, "world", 5));
+        char buf[64];
+        size_t got = 0;
+        while (got < 11) {
+            ssize_t n = read(s2, buf + got, sizeof buf - got);
+            if (n <= 0) break;
+            got += (size_t)n;
+        }
+        printf("server read %zu '%.*s'\n", got, (int)got, buf);
+        printf("shutdown %d\n", shutdown(c, SHUT_WR));
+        printf("eof %zd\n", recv(s2, buf, sizeof buf, 0));
+        printf("reply %zd\n", send(s2, "bye", 3, 0));
+        ssize_t n = recv(c, buf, sizeof buf, 0);
+        printf("client got %zd '%.*s'\n", n, (int)n, buf);
+        close(s2);
+        printf("client eof %zd\n", recv(c, buf, sizeof buf, 0));
+        close(c);
+        close(l);
+        int d = socket(AF_INET, SOCK_STREAM, 0);
+        r = connect(d, (struct sockaddr *)&a, sizeof a);
+        printf("refused %d ECONNREFUSED %d\n", r, errno == ECONNREFUSED);
+        close(d);
     } else if (!strcmp(s, "pid")) {
         pid_t me = getpid();
         printf("pid positive %d, parent differs %d\n", me > 0, getppid() != me);
