@@ -128,6 +128,13 @@ enum Wait {
 }
 
 impl Wait {
+    fn cond_addr(self) -> Option<u64> {
+        match self {
+            Wait::Cond { addr, .. } => Some(addr),
+            _ => None,
+        }
+    }
+
     fn deadline(self) -> Option<SimTime> {
         match self {
             Wait::Sleep(t) => Some(t),
@@ -951,8 +958,7 @@ impl World<'_> {
                 let addr = slot.args[0] as u64;
                 let waiters: Vec<usize> = (0..self.threads.len())
                     .filter(|&j| {
-                        self.threads[j].proc == p
-                            && matches!(self.threads[j].wait, Wait::Cond { addr: a, .. } if a == addr)
+                        self.threads[j].proc == p && self.threads[j].wait.cond_addr() == Some(addr)
                     })
                     .collect();
                 let woken: Vec<usize> = if slot.args[1] != 0 || waiters.len() <= 1 {

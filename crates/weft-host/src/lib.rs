@@ -2,11 +2,12 @@
 //! deterministic simulation. It starts N processes with the weft shim preloaded (each its own
 //! simulated address `127.1.0.(id+1)`, in its own network namespace where the kernel allows),
 //! passes a single baton so exactly one simulated thread runs at a time, serves their time,
-//! randomness, sleeps, polls, UDP sockets and TCP-like streams from a simulated world, advances virtual time only
-//! when every thread is blocked, and turns every ending (exit, crash, hang, deadlock, escaped
-//! system call) into a named [`weft_core::Outcome`]. A run is a function of the program, its
-//! [`HostConfig`], the [`weft_core::Scenario`] and the [`weft_core::Decisions`]: the same
-//! decisions give the same trace hash and byte-identical output.
+//! randomness, sleeps, polls, UDP sockets and TCP-like streams from a simulated world,
+//! advances virtual time only when every thread is blocked, and turns every ending (exit,
+//! crash, hang, deadlock, escaped system call) into a named [`weft_core::Outcome`]. A run is a
+//! function of the program, its [`HostConfig`], the [`weft_core::Scenario`] and the
+//! [`weft_core::Decisions`]: the same decisions give the same trace hash and byte-identical
+//! output.
 //!
 //! Two ways to drive it: [`ProcessTarget`] (target name `process`) plugs into weft's generic
 //! explore / replay / shrink through [`weft_core::Target`]; [`run_program`] is the one call

@@ -12,7 +12,7 @@ use weft_core::{
 /// | option | default | meaning |
 /// |---|---|---|
 /// | `program` | (required) | path of the executable (dynamically linked, not Go) |
-/// | `args` | empty | arguments joined by U+001F ([`crate::join_args`]); placeholders `{id}` `{ip}` `{port}` `{addr}` `{peers}` `{nodes}` |
+/// | `args` | empty | arguments joined by U+001F ([`crate::join_args`]); placeholders below |
 /// | `nodes` | `3` | number of processes |
 /// | `forbid` | empty | an output line containing this text violates `no_forbidden_output` |
 /// | `exit_codes` | `0` | comma list of exit statuses that count as success |
@@ -23,6 +23,8 @@ use weft_core::{
 /// | `netns` | `auto` | `auto` (own user+net namespace where possible) or `off` |
 /// | `pin` | `true` | pin host and processes to one CPU |
 /// | `shim` | empty | a shim .so to use instead of the embedded one |
+///
+/// Placeholders in `args`, per node: `{id}` `{ip}` `{port}` `{addr}` `{peers}` `{nodes}`.
 pub struct ProcessTarget;
 
 const OPTIONS: &[OptionInfo] = &[

@@ -58,7 +58,8 @@ fn after_open(path: *const c_char, flags: c_int, fd: c_int) -> c_int {
             set_fd_flags(fd, if record { FD_FILE } else { 0 });
         }
         if active() && record {
-            // SAFETY: errno is this thread's; saved so recording cannot change what the caller sees.
+            // SAFETY: errno is this thread's; saved so recording cannot change what the caller
+            // sees.
             let saved = unsafe { *libc::__errno_location() };
             record_file(FILE_OPEN, fd, flags as i64, 0, fd as i64, path, ptr::null());
             // SAFETY: as above.

@@ -1,7 +1,9 @@
 //! weft-shim is the `LD_PRELOAD` library that makes an unmodified, dynamically linked Linux
 //! program deterministic under weft-host. It interposes libc's public entry points for time,
-//! randomness, sleeping and polling, and UDP sockets, and forwards every call that blocks,
-//! sends or receives to the host over a shared-memory slot with a futex hand-off. Calls that
+//! randomness, sleeping and polling, UDP sockets and TCP-like streams, threads (creation,
+//! mutexes, condition variables), process identity, and (for the record) file operations, and
+//! forwards every call that blocks, sends or receives to the host over a shared-memory slot
+//! with a futex hand-off. Calls that
 //! only read (the clocks, random bytes) never leave the process: virtual time is read from a
 //! page the host updates, and random bytes come from a per-process stream the host seeds.
 //! Raw system calls that would bypass the hooks are trapped with a seccomp filter and reported
@@ -354,8 +356,9 @@ macro_rules! real {
         static CACHE: AtomicPtr<c_void> = AtomicPtr::new(ptr::null_mut());
         let mut p = CACHE.load(Ordering::Relaxed);
         if p.is_null() {
+            let name = concat!(stringify!($name), "\0");
             // SAFETY: the name is a NUL-terminated literal; dlsym does not call our hooks.
-            p = unsafe { libc::dlsym(libc::RTLD_NEXT, concat!(stringify!($name), "\0").as_ptr().cast()) };
+            p = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr().cast()) };
             CACHE.store(p, Ordering::Relaxed);
         }
         if p.is_null() {
@@ -1929,9 +1932,10 @@ pub unsafe extern "C" fn posix_spawn(
     if active() {
         unsupported(b"posix_spawn(): child processes are not simulated yet", -1, 0);
     }
-    real!(posix_spawn: fn(*mut libc::pid_t, *const c_char, *const c_void, *const c_void, *const *mut c_char, *const *mut c_char) -> c_int)(
-        pid, path, actions, attr, argv, envp,
-    )
+    real!(posix_spawn: fn(
+        *mut libc::pid_t, *const c_char, *const c_void, *const c_void,
+        *const *mut c_char, *const *mut c_char
+    ) -> c_int)(pid, path, actions, attr, argv, envp)
 }
 
 #[no_mangle]
@@ -1946,9 +1950,10 @@ pub unsafe extern "C" fn posix_spawnp(
     if active() {
         unsupported(b"posix_spawnp(): child processes are not simulated yet", -1, 0);
     }
-    real!(posix_spawnp: fn(*mut libc::pid_t, *const c_char, *const c_void, *const c_void, *const *mut c_char, *const *mut c_char) -> c_int)(
-        pid, file, actions, attr, argv, envp,
-    )
+    real!(posix_spawnp: fn(
+        *mut libc::pid_t, *const c_char, *const c_void, *const c_void,
+        *const *mut c_char, *const *mut c_char
+    ) -> c_int)(pid, file, actions, attr, argv, envp)
 }
 
 #[no_mangle]

@@ -57,7 +57,9 @@ pub unsafe extern "C" fn pthread_create(
     start: StartFn,
     arg: *mut c_void,
 ) -> c_int {
-    let real = real!(pthread_create: fn(*mut libc::pthread_t, *const libc::pthread_attr_t, StartFn, *mut c_void) -> c_int);
+    let real = real!(pthread_create: fn(
+        *mut libc::pthread_t, *const libc::pthread_attr_t, StartFn, *mut c_void
+    ) -> c_int);
     if let Some(_g) = Guard::enter() {
         if active() {
             let k = handoff(OP_THREAD_NEW);
@@ -198,7 +200,9 @@ pub unsafe extern "C" fn pthread_cond_timedwait(
             return cond_wait_common(c, m, abs.saturating_sub(base));
         }
     }
-    real!(pthread_cond_timedwait: fn(*mut libc::pthread_cond_t, *mut libc::pthread_mutex_t, *const libc::timespec) -> c_int)(
+    real!(pthread_cond_timedwait: fn(
+        *mut libc::pthread_cond_t, *mut libc::pthread_mutex_t, *const libc::timespec
+    ) -> c_int)(
         c, m, abstime,
     )
 }
