@@ -1479,6 +1479,9 @@ unsafe fn send_common(
     addr: *const sockaddr,
     alen: socklen_t,
 ) -> ssize_t {
+    if fd_flags(fd) & FD_STREAM != 0 {
+        return send_stream(fd, iov);
+    }
     let s = slot();
     let mut n = 0usize;
     for v in iov {
@@ -1501,6 +1504,46 @@ unsafe fn send_common(
     s.len = n as u32;
     s.args[0] = fd as i64;
     ret_errno(handoff(OP_SENDTO)) as ssize_t
+}
+
+/// Sends all of `iov` on a stream, in hand-offs of at most `DATA_MAX` bytes (a stream has no
+/// message boundaries; the host never blocks a send). Answers the bytes sent, or -1/errno if
+/// nothing was.
+unsafe fn send_stream(fd: c_int, iov: &[libc::iovec]) -> ssize_t {
+    let mut sent = 0usize;
+    let mut n = 0usize;
+    let flush = |n: usize| {
+        let s = slot();
+        s.len = n as u32;
+        s.args[0] = fd as i64;
+        handoff(OP_SENDTO)
+    };
+    for v in iov {
+        let mut off = 0;
+        while off < v.iov_len {
+            let k = (v.iov_len - off).min(DATA_MAX - n);
+            let src = (v.iov_base as *const u8).add(off);
+            ptr::copy_nonoverlapping(src, slot().data.as_mut_ptr().add(n), k);
+            n += k;
+            off += k;
+            if n == DATA_MAX {
+                let r = flush(n);
+                if r < 0 {
+                    return if sent == 0 { ret_errno(r) as ssize_t } else { sent as ssize_t };
+                }
+                sent += n;
+                n = 0;
+            }
+        }
+    }
+    if n > 0 || sent == 0 {
+        let r = flush(n);
+        if r < 0 {
+            return if sent == 0 { ret_errno(r) as ssize_t } else { sent as ssize_t };
+        }
+        sent += n;
+    }
+    sent as ssize_t
 }
 
 /// Receives one datagram into `iov`; answers its full length, or -1/errno.

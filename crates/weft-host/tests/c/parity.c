@@ -42,6 +42,16 @@ static void *waker(void *arg) {
     return NULL;
 }
 
+static char big[200000], back[200000];
+static int big_fd;
+static ssize_t big_written;
+
+static void *big_writer(void *arg) {
+    (void)arg;
+    big_written = write(big_fd, big, sizeof big);
+    return NULL;
+}
+
 static int udp_bound(struct sockaddr_in *a) {
     int fd = socket(AF_INET, SOCK_DGRAM, 0);
     struct sockaddr_in b;
@@ -277,6 +287,21 @@ int main(int argc, char **argv) {
             got += (size_t)n;
         }
         printf("server read %zu '%.*s'\n", got, (int)got, buf);
+        for (size_t i = 0; i < sizeof big; i++) big[i] = (char)(i * 7);
+        /* Written from another thread: natively a blocking write this large may wait for the
+         * reader. */
+        big_fd = c;
+        pthread_t bw;
+        pthread_create(&bw, NULL, big_writer, NULL);
+        got = 0;
+        while (got < sizeof big) {
+            ssize_t k = read(s2, back + got, sizeof back - got);
+            if (k <= 0) break;
+            got += (size_t)k;
+        }
+        pthread_join(bw, NULL);
+        printf("big write %zd\n", big_written);
+        printf("big read %zu intact %d\n", got, !memcmp(big, back, sizeof big));
         printf("shutdown %d\n", shutdown(c, SHUT_WR));
         printf("eof %zd\n", recv(s2, buf, sizeof buf, 0));
         printf("reply %zd\n", send(s2, "bye", 3, 0));
