@@ -119,6 +119,11 @@ enum Wait {
     Join(usize),
     /// Until the mutex at this address (in its process) is unlocked.
     Mutex(u64),
+    /// In a futex wait on this address (in its process) until woken, or the deadline.
+    Futex {
+        addr: u64,
+        deadline: Option<SimTime>,
+    },
     /// Until the condition variable at this address is signalled, or the deadline.
     Cond {
         addr: u64,
@@ -140,7 +145,8 @@ impl Wait {
             Wait::Sleep(t) => Some(t),
             Wait::Recv { deadline, .. }
             | Wait::Poll { deadline, .. }
-            | Wait::Cond { deadline, .. } => deadline,
+            | Wait::Cond { deadline, .. }
+            | Wait::Futex { deadline, .. } => deadline,
             _ => None,
         }
     }
@@ -954,6 +960,35 @@ impl World<'_> {
                     self.threads[t].wait = Wait::Cond { addr, deadline };
                 }
             }
+            OP_FUTEX_WAIT => {
+                let addr = slot.args[0] as u64;
+                let deadline =
+                    (slot.args[1] as u64 != u64::MAX).then_some(SimTime(slot.args[1] as u64));
+                if deadline.is_some_and(|d| d <= self.now) {
+                    ready!(-(libc::ETIMEDOUT as i64));
+                } else {
+                    self.threads[t].wait = Wait::Futex { addr, deadline };
+                }
+            }
+            OP_FUTEX_WAKE => {
+                let addr = slot.args[0] as u64;
+                let mut waiters: Vec<usize> = (0..self.threads.len())
+                    .filter(|&j| {
+                        self.threads[j].proc == p
+                            && matches!(self.threads[j].wait, Wait::Futex { addr: a, .. } if a == addr)
+                    })
+                    .collect();
+                let n = (slot.args[1].max(0) as usize).min(waiters.len());
+                // Which waiters a partial wake picks is a decision (0: the earliest created thread).
+                let mut woken = 0;
+                while woken < n {
+                    let i = self.decisions.choose(waiters.len() as u64) as usize;
+                    let j = waiters.remove(i);
+                    self.answer(j, 0);
+                    woken += 1;
+                }
+                ready!(woken as i64);
+            }
             OP_COND_SIGNAL => {
                 let addr = slot.args[0] as u64;
                 let waiters: Vec<usize> = (0..self.threads.len())
@@ -1263,6 +1298,10 @@ impl World<'_> {
                 }
                 Wait::Join(j) if self.threads[j].wait == Wait::Gone => {
                     slot.ret = 0;
+                    self.threads[t].wait = Wait::Ready;
+                }
+                Wait::Futex { deadline: Some(d), .. } if d <= self.now => {
+                    slot.ret = -(libc::ETIMEDOUT as i64);
                     self.threads[t].wait = Wait::Ready;
                 }
                 Wait::Cond { deadline: Some(d), .. } if d <= self.now => {

@@ -107,6 +107,13 @@ pub const OP_GETPEERNAME: u32 = 27;
 /// `args[0]` fd; answer (and clear) its pending error (SO_ERROR), as a positive errno or 0.
 pub const OP_SOCKERR: u32 = 28;
 
+/// A program's futex wait (through `syscall(SYS_futex)`, as Rust's std does): `args[0]` = the
+/// address (already checked to hold the expected value), `args[1]` = absolute deadline ns or
+/// u64::MAX. Answer 0 when woken, -ETIMEDOUT.
+pub const OP_FUTEX_WAIT: u32 = 29;
+/// Wake up to `args[1]` futex waiters on address `args[0]`. Answer: how many were woken.
+pub const OP_FUTEX_WAKE: u32 = 30;
+
 pub const FILE_OPEN: i64 = 1;
 pub const FILE_READ: i64 = 2;
 pub const FILE_WRITE: i64 = 3;

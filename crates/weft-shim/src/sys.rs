@@ -48,23 +48,17 @@ pub fn exit_group(status: c_int) -> ! {
 
 /// Waits while `*word == expected` (spurious wake-ups are fine: callers loop).
 pub fn futex_wait(word: &AtomicU32, expected: u32) {
-    // SAFETY: a shared (not private) futex on a word of the shared mapping.
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word as *const AtomicU32,
-            libc::FUTEX_WAIT,
-            expected,
-            core::ptr::null::<libc::timespec>(),
-        );
-    }
+    // Raw, not libc's syscall(): the shim interposes that symbol (for programs' futexes), and
+    // its own hand-off must never go through the simulation.
+    let args = [word as *const AtomicU32 as i64, libc::FUTEX_WAIT as i64, expected as i64, 0, 0, 0];
+    // SAFETY: a shared (not private) futex wait on a word of the shared mapping.
+    unsafe { raw_ret(libc::SYS_futex, args) };
 }
 
 pub fn futex_wake(word: &AtomicU32) {
+    let args = [word as *const AtomicU32 as i64, libc::FUTEX_WAKE as i64, i32::MAX as i64, 0, 0, 0];
     // SAFETY: waking waiters on a word of the shared mapping.
-    unsafe {
-        libc::syscall(libc::SYS_futex, word as *const AtomicU32, libc::FUTEX_WAKE, i32::MAX);
-    }
+    unsafe { raw_ret(libc::SYS_futex, args) };
 }
 
 /// System calls that must not run unobserved: the shim serves them, so one reaching the

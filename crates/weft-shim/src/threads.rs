@@ -202,9 +202,7 @@ pub unsafe extern "C" fn pthread_cond_timedwait(
     }
     real!(pthread_cond_timedwait: fn(
         *mut libc::pthread_cond_t, *mut libc::pthread_mutex_t, *const libc::timespec
-    ) -> c_int)(
-        c, m, abstime,
-    )
+    ) -> c_int)(c, m, abstime)
 }
 
 unsafe fn cond_signal_common(c: *mut libc::pthread_cond_t, all: bool) {
@@ -234,4 +232,79 @@ pub unsafe extern "C" fn pthread_cond_broadcast(c: *mut libc::pthread_cond_t) ->
         }
     }
     real!(pthread_cond_broadcast: fn(*mut libc::pthread_cond_t) -> c_int)(c)
+}
+
+/// `syscall(2)` itself: futexes (Rust's std locks, condition variables, channels and parking
+/// call `syscall(SYS_futex, …)`) wait and wake in the host; every other number goes to libc,
+/// where the seccomp trap reports the ones that would escape (e.g. `SYS_getrandom`).
+#[no_mangle]
+pub unsafe extern "C" fn syscall(
+    nr: c_long,
+    a1: c_long,
+    a2: c_long,
+    a3: c_long,
+    a4: c_long,
+    a5: c_long,
+    a6: c_long,
+) -> c_long {
+    if nr == libc::SYS_futex {
+        if let Some(_g) = Guard::enter() {
+            if active() {
+                return futex_simulated(
+                    a1 as *const AtomicU32,
+                    a2 as c_int,
+                    a3 as u32,
+                    a4 as *const libc::timespec,
+                );
+            }
+        }
+    }
+    real!(syscall: fn(c_long, c_long, c_long, c_long, c_long, c_long, c_long) -> c_long)(
+        nr, a1, a2, a3, a4, a5, a6,
+    )
+}
+
+unsafe fn futex_simulated(
+    word: *const AtomicU32,
+    op: c_int,
+    val: u32,
+    timeout: *const libc::timespec,
+) -> c_long {
+    let cmd = op & libc::FUTEX_CMD_MASK;
+    match cmd {
+        libc::FUTEX_WAIT | libc::FUTEX_WAIT_BITSET => {
+            if (*word).load(Ordering::SeqCst) != val {
+                set_errno(libc::EAGAIN);
+                return -1;
+            }
+            let deadline = if timeout.is_null() {
+                u64::MAX
+            } else if cmd == libc::FUTEX_WAIT {
+                now_ns().saturating_add(ts_ns(&*timeout))
+            } else {
+                // WAIT_BITSET takes an absolute time on CLOCK_MONOTONIC, or CLOCK_REALTIME.
+                let base = if op & libc::FUTEX_CLOCK_REALTIME != 0 {
+                    REALTIME_BASE_NS
+                } else {
+                    MONOTONIC_BASE_NS
+                };
+                ts_ns(&*timeout).saturating_sub(base)
+            };
+            let s = slot();
+            s.args[0] = word as i64;
+            s.args[1] = deadline as i64;
+            ret_errno(handoff(OP_FUTEX_WAIT)) as c_long
+        }
+        libc::FUTEX_WAKE | libc::FUTEX_WAKE_BITSET => {
+            let s = slot();
+            s.args[0] = word as i64;
+            s.args[1] = val as i64;
+            ret_errno(handoff(OP_FUTEX_WAKE)) as c_long
+        }
+        _ => unsupported(
+            b"syscall(SYS_futex) with an operation the shim does not simulate",
+            libc::SYS_futex,
+            cmd as i64,
+        ),
+    }
 }
