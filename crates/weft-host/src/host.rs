@@ -1037,10 +1037,13 @@ impl World<'_> {
         self.threads[t].wait = Wait::Ready;
     }
 
-    /// Wakes every thread of process `p` waiting for the mutex at `addr` (they retry).
+    /// Wakes every thread of process `p` waiting for the mutex at `addr` (they retry), also
+    /// those in a timed lock (waiting on the address as on a condition variable).
     fn wake_mutex(&mut self, p: usize, addr: u64) {
         for j in 0..self.threads.len() {
-            if self.threads[j].proc == p && self.threads[j].wait == Wait::Mutex(addr) {
+            let w = self.threads[j].wait;
+            if self.threads[j].proc == p && (w == Wait::Mutex(addr) || w.cond_addr() == Some(addr))
+            {
                 self.answer(j, 0);
             }
         }

@@ -23,6 +23,12 @@ fn threads_run_one_at_a_time_and_the_seed_fixes_the_interleaving() {
     }
     assert!(text.contains("consumed item 3\n"), "{text}");
     assert!(text.contains("timedwait ETIMEDOUT"), "{text}");
+    assert!(text.contains("got token 2\n"), "{text}");
+    assert!(text.contains("sem_timedwait -1 ETIMEDOUT"), "{text}");
+    let (release, reader) =
+        (text.find("writer releases").unwrap(), text.find("reader in").unwrap());
+    assert!(release < reader, "the reader waits for the writer: {text}");
+    assert!(text.contains("timedlock ETIMEDOUT"), "{text}");
     assert_eq!(common::render(&run(1)), text, "same seed, same interleaving");
     let orders: std::collections::BTreeSet<String> = (0..8)
         .map(|seed| run(seed).lines.iter().map(|l| l.text.chars().nth(7).unwrap_or('?')).collect())

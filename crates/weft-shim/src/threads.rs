@@ -308,3 +308,154 @@ unsafe fn futex_simulated(
         ),
     }
 }
+
+// Semaphores, read-write locks and timed mutex locks block in glibc on futexes the shim does
+// not see, so they too wait in the host: try the real object, and if it is taken, wait on its
+// address (as a condition variable) until whoever releases it signals that address.
+
+/// Waits on `addr` in the host until signalled or `deadline`; answers 0 or -ETIMEDOUT.
+unsafe fn wait_on(addr: *const c_void, deadline: u64) -> i64 {
+    let s = slot();
+    s.args[0] = addr as i64;
+    s.args[1] = 0;
+    s.args[2] = deadline as i64;
+    handoff(OP_COND_WAIT)
+}
+
+unsafe fn signal_all(addr: *const c_void) {
+    let s = slot();
+    s.args[0] = addr as i64;
+    s.args[1] = 1;
+    handoff(OP_COND_SIGNAL);
+}
+
+/// Absolute CLOCK_REALTIME `abstime` as a virtual deadline (see pthread_cond_timedwait).
+unsafe fn deadline_from_abs(abstime: *const libc::timespec) -> u64 {
+    let abs = ts_ns(&*abstime);
+    let base = if abs >= REALTIME_BASE_NS { REALTIME_BASE_NS } else { MONOTONIC_BASE_NS };
+    abs.saturating_sub(base)
+}
+
+/// The shared loop: `try_take` until it succeeds (0), fails otherwise, or `deadline` passes.
+unsafe fn take_or_wait(
+    addr: *const c_void,
+    deadline: u64,
+    busy: c_int,
+    mut try_take: impl FnMut() -> c_int,
+) -> c_int {
+    handoff(OP_YIELD);
+    loop {
+        let r = try_take();
+        if r != busy {
+            return r;
+        }
+        if wait_on(addr, deadline) < 0 {
+            let r = try_take();
+            return if r == busy { libc::ETIMEDOUT } else { r };
+        }
+    }
+}
+
+/// sem_trywait reports "taken" as -1/EAGAIN; normalise to an error number.
+unsafe fn sem_try(sem: *mut libc::sem_t) -> c_int {
+    if real!(sem_trywait: fn(*mut libc::sem_t) -> c_int)(sem) == 0 {
+        0
+    } else {
+        *libc::__errno_location()
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn sem_wait(sem: *mut libc::sem_t) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            let r = take_or_wait(sem as *const c_void, u64::MAX, libc::EAGAIN, || sem_try(sem));
+            if r != 0 {
+                set_errno(r);
+                return -1;
+            }
+            return 0;
+        }
+    }
+    real!(sem_wait: fn(*mut libc::sem_t) -> c_int)(sem)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn sem_timedwait(
+    sem: *mut libc::sem_t,
+    abstime: *const libc::timespec,
+) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            let deadline = deadline_from_abs(abstime);
+            let r = take_or_wait(sem as *const c_void, deadline, libc::EAGAIN, || sem_try(sem));
+            if r != 0 {
+                set_errno(r);
+                return -1;
+            }
+            return 0;
+        }
+    }
+    real!(sem_timedwait: fn(*mut libc::sem_t, *const libc::timespec) -> c_int)(sem, abstime)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn sem_post(sem: *mut libc::sem_t) -> c_int {
+    let r = real!(sem_post: fn(*mut libc::sem_t) -> c_int)(sem);
+    if let Some(_g) = Guard::enter() {
+        if active() && r == 0 {
+            signal_all(sem as *const c_void);
+        }
+    }
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pthread_rwlock_rdlock(l: *mut libc::pthread_rwlock_t) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            let try_rd = real!(pthread_rwlock_tryrdlock: fn(*mut libc::pthread_rwlock_t) -> c_int);
+            return take_or_wait(l as *const c_void, u64::MAX, libc::EBUSY, || try_rd(l));
+        }
+    }
+    real!(pthread_rwlock_rdlock: fn(*mut libc::pthread_rwlock_t) -> c_int)(l)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pthread_rwlock_wrlock(l: *mut libc::pthread_rwlock_t) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            let try_wr = real!(pthread_rwlock_trywrlock: fn(*mut libc::pthread_rwlock_t) -> c_int);
+            return take_or_wait(l as *const c_void, u64::MAX, libc::EBUSY, || try_wr(l));
+        }
+    }
+    real!(pthread_rwlock_wrlock: fn(*mut libc::pthread_rwlock_t) -> c_int)(l)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pthread_rwlock_unlock(l: *mut libc::pthread_rwlock_t) -> c_int {
+    let r = real!(pthread_rwlock_unlock: fn(*mut libc::pthread_rwlock_t) -> c_int)(l);
+    if let Some(_g) = Guard::enter() {
+        if active() && r == 0 {
+            signal_all(l as *const c_void);
+        }
+    }
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pthread_mutex_timedlock(
+    m: *mut libc::pthread_mutex_t,
+    abstime: *const libc::timespec,
+) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            let trylock = real!(pthread_mutex_trylock: fn(*mut libc::pthread_mutex_t) -> c_int);
+            let deadline = deadline_from_abs(abstime);
+            return take_or_wait(m as *const c_void, deadline, libc::EBUSY, || trylock(m));
+        }
+    }
+    real!(pthread_mutex_timedlock: fn(*mut libc::pthread_mutex_t, *const libc::timespec) -> c_int)(
+        m, abstime,
+    )
+}
