@@ -499,6 +499,7 @@ impl World<'_> {
             slot,
             cpu: self.cpu,
             netns: self.netns,
+            ip: node_ip(node),
         })?;
         self.procs.push(Proc {
             node,

@@ -28,6 +28,8 @@ pub(crate) struct SpawnSpec<'a> {
     pub(crate) slot: usize,
     pub(crate) cpu: Option<usize>,
     pub(crate) netns: bool,
+    /// The node's simulated address (host byte order), given to `lo` in its namespace.
+    pub(crate) ip: u32,
 }
 
 fn env_name(bytes: &[u8]) -> &str {
@@ -79,6 +81,60 @@ fn enter_namespaces(maps: &IdMaps) -> io::Result<()> {
     write_proc_file(b"/proc/self/gid_map\0", &maps.gid)
 }
 
+/// A netlink RTM_NEWADDR request giving `lo` (ifindex 1) the address `ip`/32, built before
+/// fork. With it, glibc's getaddrinfo(AI_ADDRCONFIG) — the default for NULL hints — sees a
+/// configured IPv4 address in the otherwise empty namespace, as it would on a real host.
+fn add_address_request(ip: u32) -> [u8; 40] {
+    let mut m = [0u8; 40];
+    let flags = (libc::NLM_F_REQUEST | libc::NLM_F_CREATE | libc::NLM_F_REPLACE) as u16;
+    m[0..4].copy_from_slice(&40u32.to_ne_bytes()); // nlmsg_len
+    m[4..6].copy_from_slice(&libc::RTM_NEWADDR.to_ne_bytes()); // nlmsg_type
+    m[6..8].copy_from_slice(&flags.to_ne_bytes()); // nlmsg_flags
+    m[8..12].copy_from_slice(&1u32.to_ne_bytes()); // nlmsg_seq
+    m[16] = libc::AF_INET as u8; // ifa_family
+    m[17] = 32; // ifa_prefixlen
+    m[19] = libc::RT_SCOPE_HOST; // ifa_scope
+    m[20..24].copy_from_slice(&1u32.to_ne_bytes()); // ifa_index: lo
+    for (at, kind) in [(24, libc::IFA_LOCAL), (32, libc::IFA_ADDRESS)] {
+        m[at..at + 2].copy_from_slice(&8u16.to_ne_bytes());
+        m[at + 2..at + 4].copy_from_slice(&kind.to_ne_bytes());
+        m[at + 4..at + 8].copy_from_slice(&ip.to_be_bytes());
+    }
+    m
+}
+
+/// Between fork and exec, inside the new namespace: `lo` up, with the node's address. Best
+/// effort: a failure only means getaddrinfo(AI_ADDRCONFIG) may find no IPv4 address.
+fn configure_loopback(request: &[u8; 40]) {
+    // SAFETY: socket/ioctl/sendto/close with local, initialised buffers; all async-signal-safe.
+    unsafe {
+        let s = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if s >= 0 {
+            let mut ifr: libc::ifreq = std::mem::zeroed();
+            for (i, b) in b"lo\0".iter().enumerate() {
+                ifr.ifr_name[i] = *b as libc::c_char;
+            }
+            ifr.ifr_ifru.ifru_flags = (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+            libc::ioctl(s, libc::SIOCSIFFLAGS, &ifr);
+            libc::close(s);
+        }
+        let nl = libc::socket(libc::AF_NETLINK, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0);
+        if nl >= 0 {
+            let mut to: libc::sockaddr_nl = std::mem::zeroed();
+            to.nl_family = libc::AF_NETLINK as libc::sa_family_t;
+            libc::sendto(
+                nl,
+                request.as_ptr().cast(),
+                request.len(),
+                0,
+                &to as *const libc::sockaddr_nl as *const libc::sockaddr,
+                std::mem::size_of::<libc::sockaddr_nl>() as libc::socklen_t,
+            );
+            libc::close(nl);
+        }
+    }
+}
+
 fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0; 2];
     // SAFETY: pipe2 fills two fds on success.
@@ -119,6 +175,7 @@ pub(crate) fn spawn(spec: &SpawnSpec<'_>) -> io::Result<Spawned> {
         .env(env_name(ENV_FD), CHILD_REGION_FD.to_string())
         .env(env_name(ENV_SLOT), spec.slot.to_string());
     let maps = IdMaps::new();
+    let address = add_address_request(spec.ip);
     let region_fd = spec.region_fd;
     let cpu = spec.cpu;
     let netns = spec.netns;
@@ -129,6 +186,7 @@ pub(crate) fn spawn(spec: &SpawnSpec<'_>) -> io::Result<Spawned> {
         cmd.pre_exec(move || {
             if netns {
                 enter_namespaces(&maps)?;
+                configure_loopback(&address);
             }
             if let Some(cpu) = cpu {
                 let mut set: libc::cpu_set_t = std::mem::zeroed();

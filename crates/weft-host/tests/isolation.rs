@@ -47,3 +47,16 @@ fn real_time_timers_are_unsupported() {
     let o = run(&common::config("timer", &[], 1)).report.outcome;
     assert!(matches!(&o, Outcome::Unsupported { detail } if detail.contains("alarm")), "{o:?}");
 }
+
+/// glibc's getaddrinfo works under the shim: its own netlink traffic (AI_ADDRCONFIG asks the
+/// kernel which families are configured) runs as is, and the node's namespace has its address.
+#[test]
+fn getaddrinfo_with_and_without_addrconfig() {
+    for extra in [&[][..], &["addrconfig"][..]] {
+        let mut args = vec!["{id}", "{ip}", "{port}", "127.1.0.1"];
+        args.extend_from_slice(extra);
+        let out = run(&common::config("resolve", &args, 2));
+        assert_eq!(out.report.outcome, Outcome::Pass, "{extra:?}: {}", out.render());
+        assert!(out.render().contains("n0 | got 2 bytes"), "{}", out.render());
+    }
+}

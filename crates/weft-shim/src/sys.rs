@@ -168,7 +168,44 @@ pub fn install_escape_trap() {
     }
 }
 
-/// SIGSYS from the filter: emulate libc's own `getrandom`, report anything else.
+/// Whether a trapped socket call made inside libc touches neither a simulated socket nor the
+/// real IPv4/IPv6 network (so it may run as is).
+fn harmless_socket_call(nr: i64, args: &[i64; 6]) -> bool {
+    let inet = |domain: i64| domain == libc::AF_INET as i64 || domain == libc::AF_INET6 as i64;
+    match nr {
+        libc::SYS_socket => !inet(args[0]),
+        libc::SYS_connect
+        | libc::SYS_bind
+        | libc::SYS_sendto
+        | libc::SYS_recvfrom
+        | libc::SYS_sendmsg
+        | libc::SYS_recvmsg
+        | libc::SYS_sendmmsg
+        | libc::SYS_recvmmsg => {
+            let fd = args[0] as c_int;
+            if crate::is_sim(fd) {
+                return false;
+            }
+            let mut domain: c_int = -1;
+            let mut len = core::mem::size_of::<c_int>() as libc::socklen_t;
+            let q = [
+                fd as i64,
+                libc::SOL_SOCKET as i64,
+                libc::SO_DOMAIN as i64,
+                &mut domain as *mut c_int as i64,
+                &mut len as *mut libc::socklen_t as i64,
+                0,
+            ];
+            // SAFETY: getsockopt into a local int; not a trapped call.
+            let r = unsafe { raw_ret(libc::SYS_getsockopt, q) };
+            r == 0 && !inet(domain as i64)
+        }
+        _ => false,
+    }
+}
+
+/// SIGSYS from the filter: emulate libc's own `getrandom`, let libc's own non-IP socket calls
+/// run, report anything else.
 extern "C" fn on_sigsys(_sig: c_int, info: *mut libc::siginfo_t, ctx: *mut c_void) {
     // SAFETY: the kernel passes a SIGSYS siginfo (call address at byte 16, syscall number at
     // 24, per `struct siginfo`'s `_sigsys` member) and a ucontext_t.
@@ -186,12 +223,26 @@ extern "C" fn on_sigsys(_sig: c_int, info: *mut libc::siginfo_t, ctx: *mut c_voi
         let via_syscall_fn = known
             && !dl.dli_sname.is_null()
             && core::ffi::CStr::from_ptr(dl.dli_sname).to_bytes() == b"syscall";
+        let g = &mut uc.uc_mcontext.gregs;
         if nr == libc::SYS_getrandom && in_libc && !via_syscall_fn {
-            let g = &mut uc.uc_mcontext.gregs;
             let buf = g[libc::REG_RDI as usize] as *mut u8;
             let len = g[libc::REG_RSI as usize] as usize;
             crate::random_for_trap(buf, len);
             g[libc::REG_RAX as usize] = len as i64;
+            return;
+        }
+        let args = [
+            g[libc::REG_RDI as usize],
+            g[libc::REG_RSI as usize],
+            g[libc::REG_RDX as usize],
+            g[libc::REG_R10 as usize],
+            g[libc::REG_R8 as usize],
+            g[libc::REG_R9 as usize],
+        ];
+        if in_libc && !via_syscall_fn && harmless_socket_call(nr, &args) {
+            // glibc's own use of netlink or Unix sockets (getaddrinfo's AI_ADDRCONFIG, syslog):
+            // nothing simulated is involved, so run it from the shim's stub as it was asked.
+            g[libc::REG_RAX as usize] = raw_ret(nr, args);
             return;
         }
         let mut msg = [0u8; 160];
