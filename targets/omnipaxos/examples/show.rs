@@ -1,0 +1,31 @@
+//! Prints the timeline of one run: `show VARIANT SEED [option=value ...]`.
+
+use weft_core::{Decisions, Recorder, RunSpec, Target};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut spec =
+        RunSpec { target: "omnipaxos".into(), variant: args[0].clone(), ..RunSpec::default() };
+    let seed: u64 = args[1].parse().expect("seed");
+    for kv in &args[2..] {
+        let (k, v) = kv.split_once('=').expect("option=value");
+        spec.options.insert(k.into(), v.into());
+    }
+    let runner = weft_target_omnipaxos::OmniPaxos.prepare(&spec).expect("spec");
+    let mut rec = Recorder::default();
+    let report = runner.run(&runner.default_scenario(), &mut Decisions::random(seed), &mut rec);
+    for e in &rec.events {
+        let node = e.node.map_or("-".into(), |n| format!("n{n}"));
+        let peer = e.peer.map_or("".into(), |n| format!("n{n}"));
+        println!(
+            "{} {:>4} {:<9} {:>3} {} | {}",
+            e.time,
+            node,
+            e.kind,
+            peer,
+            e.summary,
+            e.state.clone().unwrap_or_default()
+        );
+    }
+    println!("{:?} events={} faults={}", report.outcome, report.events, report.faults);
+}
