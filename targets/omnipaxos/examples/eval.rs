@@ -45,6 +45,21 @@ fn main() {
         );
     }
     println!();
+    for v in &eval.variants {
+        let seeds: Vec<String> = v
+            .ends
+            .iter()
+            .filter_map(|e| match e {
+                weft_check::CampaignEnd::Found { seed, outcome, .. } => {
+                    Some(format!("{seed} ({})", outcome.property().unwrap_or(outcome.kind())))
+                }
+                _ => None,
+            })
+            .take(5)
+            .collect();
+        println!("{} first failing seeds: {}", v.variant, seeds.join(", "));
+    }
+    println!();
     for d in &eval.differences {
         println!(
             "{} vs {}: only on {}: [{}]; of {} first failing seeds, {} fail the same way on {}, {} listed pass there: {:?}",
