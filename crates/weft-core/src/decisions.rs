@@ -103,6 +103,20 @@ impl Decisions {
         }
         let total: u64 = weights.iter().map(|&w| w as u64).sum();
         assert!(total > 0, "weighted(): all weights are zero");
+        // A replayed list (mutated by a search, edited by the shrinker) may name an alternative
+        // whose weight is 0 — a fault kind whose budget is spent or that the scenario switched
+        // off. Answer the nearest allowed one below it (else above), so replay never leaves the
+        // scenario's budget; the log records the value actually used.
+        if let Source::Replay { list, pos, .. } = &mut self.source {
+            if let Some(v) = list.get_mut(*pos) {
+                let i = (*v).min(weights.len() as u64 - 1) as usize;
+                if weights[i] == 0 {
+                    let allowed =
+                        (0..i).rev().chain(i + 1..weights.len()).find(|&j| weights[j] > 0);
+                    *v = allowed.expect("some weight is positive") as u64;
+                }
+            }
+        }
         self.draw(weights.len() as u64, |rng| {
             let mut x = rng.below(total);
             for (i, &w) in weights.iter().enumerate() {
@@ -191,6 +205,15 @@ mod tests {
         assert_eq!(d.choose(3), 2);
         let _ = d.choose(3);
         assert_eq!(d.len(), 3);
+    }
+
+    #[test]
+    fn replay_never_picks_a_zero_weight_either() {
+        let mut d = Decisions::replay(vec![1, 2, 0]);
+        assert_eq!(d.weighted(&[1, 0, 3]), 0);
+        assert_eq!(d.weighted(&[0, 0, 3]), 2);
+        assert_eq!(d.weighted(&[0, 5, 3]), 1);
+        assert_eq!(d.log(), &[0, 2, 1]);
     }
 
     #[test]
