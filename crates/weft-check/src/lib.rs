@@ -6,6 +6,7 @@
 
 pub mod eval;
 pub mod linearizability;
+pub mod synth;
 
 pub use eval::{evaluate, wilson95, CampaignEnd, Difference, EvalOptions, Evaluation, VariantEval};
 pub use linearizability::{
