@@ -229,17 +229,21 @@ fn workload(opts: Options, d: &mut Decisions, sc: &Scenario) -> Vec<(SimTime, No
 impl<L: Library> Runner for OpRunner<L> {
     /// No crashes (the harness keeps omnipaxos's state in `MemoryStorage`, which a crash would
     /// lose), no silent partitions or duplicates (the transport is a session layer: links break
-    /// only through flaps, which the harness reports to the library), pauses and delays as
-    /// usual, and per-message loss only when the `loss` option asks for it.
+    /// only through flaps, which the harness reports to the library), no pauses (a pause defers
+    /// the paused node's workload events, so one end of a flap would see its `LinkUp` before
+    /// its `LinkDown` and the two ends' sessions would disagree), message delays as usual, and
+    /// per-message loss only when the `loss` option asks for it.
     fn default_scenario(&self) -> Scenario {
         let mut s = Scenario::default();
         s.rates.crash = Ratio::ZERO;
         s.rates.partition = Ratio::ZERO;
         s.rates.duplicate = Ratio::ZERO;
+        s.rates.pause = Ratio::ZERO;
         s.rates.drop = self.opts.loss;
         s.budget.crashes = 0;
         s.budget.partitions = 0;
         s.budget.duplicates = 0;
+        s.budget.pauses = 0;
         if self.opts.loss.is_zero() {
             s.budget.drops = 0;
         }
