@@ -104,6 +104,7 @@ pub struct OpNode<L: Library> {
     held: Vec<BTreeMap<u64, L::Msg>>,
     outbox: Vec<L::Msg>,
     scratch: Vec<u64>,
+    /// Ticks since the last audit of the decided prefix (one audit per election round).
     ticks: u64,
     /// The leader this server last reported, and how often that changed.
     last_leader: Option<NodeId>,
@@ -248,7 +249,8 @@ impl<L: Library> Node for OpNode<L> {
         L::tick(&mut self.paxos);
         self.ticks += 1;
         self.flush(ctx);
-        if self.ticks % self.tuning.election_ticks == 0 {
+        if self.ticks >= self.tuning.election_ticks {
+            self.ticks = 0;
             self.audit();
         }
     }
