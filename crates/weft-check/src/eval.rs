@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
-use weft_core::{derive_seed, Decisions, NullObserver, Outcome, RunSpec, Runner, Target};
+use weft_core::{derive_seed, Decisions, NullObserver, Outcome, RunSpec, Runner, Scenario, Target};
 
 /// What to evaluate.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,6 +30,8 @@ pub struct EvalOptions {
     pub budget: u64,
     pub seed: u64,
     pub jobs: usize,
+    /// The scenario of every run; `None`: each variant's `Runner::default_scenario`.
+    pub scenario: Option<Scenario>,
 }
 
 /// One campaign's result.
@@ -110,19 +112,35 @@ fn cannot_run(o: &Outcome) -> bool {
 }
 
 /// One run, with panics outside the simulated world turned into an error.
-fn run_seed(runner: &dyn Runner, seed: u64) -> Result<Outcome, String> {
-    let scenario = runner.default_scenario();
+fn run_seed(
+    runner: &dyn Runner,
+    scenario: Option<&Scenario>,
+    seed: u64,
+) -> Result<Outcome, String> {
+    let default;
+    let scenario = match scenario {
+        Some(s) => s,
+        None => {
+            default = runner.default_scenario();
+            &default
+        }
+    };
     catch_unwind(AssertUnwindSafe(|| {
         let mut d = Decisions::random(seed);
-        runner.run(&scenario, &mut d, &mut NullObserver).outcome
+        runner.run(scenario, &mut d, &mut NullObserver).outcome
     }))
     .map_err(|_| "the runner panicked".to_string())
 }
 
-fn campaign(runner: &dyn Runner, seed: u64, budget: u64) -> (CampaignEnd, u64) {
+fn campaign(
+    runner: &dyn Runner,
+    scenario: Option<&Scenario>,
+    seed: u64,
+    budget: u64,
+) -> (CampaignEnd, u64) {
     for i in 0..budget {
         let run_seed_i = derive_seed(seed, i);
-        match run_seed(runner, run_seed_i) {
+        match run_seed(runner, scenario, run_seed_i) {
             Err(detail) => return (CampaignEnd::FailedToRun { detail }, i + 1),
             Ok(o) if cannot_run(&o) => {
                 return (CampaignEnd::FailedToRun { detail: o.to_string() }, i + 1)
@@ -176,7 +194,7 @@ pub fn evaluate(target: &dyn Target, opts: &EvalOptions) -> Evaluation {
                 for end in &va.ends {
                     let CampaignEnd::Found { seed, outcome, .. } = end else { continue };
                     diff.replayed += 1;
-                    match run_seed(other.as_ref(), *seed) {
+                    match run_seed(other.as_ref(), opts.scenario.as_ref(), *seed) {
                         Ok(o) if o.same_failure(outcome) => diff.also_fail += 1,
                         Ok(o) if !o.is_failure() && diff.pass_on_other.len() < 20 => {
                             diff.pass_on_other.push(*seed)
@@ -199,7 +217,7 @@ fn run_campaigns(runner: &dyn Runner, opts: &EvalOptions) -> (Vec<CampaignEnd>, 
         if c >= opts.campaigns {
             return;
         }
-        let r = campaign(runner, derive_seed(opts.seed, c), opts.budget);
+        let r = campaign(runner, opts.scenario.as_ref(), derive_seed(opts.seed, c), opts.budget);
         results.lock().expect("eval results poisoned").insert(c, r);
     };
     std::thread::scope(|s| {
@@ -247,6 +265,101 @@ fn summarise(name: &str, ends: Vec<CampaignEnd>, runs: u64) -> VariantEval {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use weft_core::{
+        ConfigError, Modality, Observer, PropertyInfo, RunReport, SimTime, TargetInfo, VariantInfo,
+    };
+
+    /// `buggy` violates `P` when its first decision (of 4) is 0; `fixed` never does; `broken`
+    /// does not prepare.
+    struct Toy;
+    struct ToyRunner {
+        buggy: bool,
+    }
+
+    impl Target for Toy {
+        fn info(&self) -> TargetInfo {
+            TargetInfo {
+                name: "toy",
+                summary: "",
+                variants: ["buggy", "fixed", "broken"]
+                    .map(|name| VariantInfo { name, summary: "" })
+                    .to_vec(),
+                options: vec![],
+                properties: vec![PropertyInfo {
+                    name: "P",
+                    modality: Modality::Always,
+                    summary: "",
+                }],
+            }
+        }
+        fn prepare(&self, spec: &RunSpec) -> Result<Box<dyn Runner>, ConfigError> {
+            self.info().validate(spec)?;
+            if spec.variant == "broken" {
+                return Err(ConfigError::BadOption {
+                    option: "x".into(),
+                    value: "y".into(),
+                    reason: "broken on purpose".into(),
+                });
+            }
+            Ok(Box::new(ToyRunner { buggy: spec.variant == "buggy" }))
+        }
+    }
+
+    impl Runner for ToyRunner {
+        fn default_scenario(&self) -> Scenario {
+            Scenario::calm()
+        }
+        fn run(&self, _: &Scenario, d: &mut Decisions, _: &mut dyn Observer) -> RunReport {
+            let hit = d.choose(4) == 0;
+            let outcome = if self.buggy && hit {
+                Outcome::SafetyViolation { property: "P".into(), detail: "hit".into() }
+            } else {
+                Outcome::Pass
+            };
+            RunReport {
+                outcome,
+                trace_hash: 0,
+                events: 1,
+                faults: 0,
+                end_time: SimTime::ZERO,
+                sometimes: vec![],
+            }
+        }
+    }
+
+    fn opts(jobs: usize) -> EvalOptions {
+        EvalOptions {
+            spec: RunSpec { target: "toy".into(), ..RunSpec::default() },
+            variants: vec!["buggy".into(), "fixed".into(), "broken".into()],
+            campaigns: 40,
+            budget: 10,
+            seed: 5,
+            jobs,
+            scenario: None,
+        }
+    }
+
+    #[test]
+    fn tells_buggy_from_fixed_and_counts_failures_to_run() {
+        let e = evaluate(&Toy, &opts(2));
+        let [buggy, fixed, broken] = &e.variants[..] else { panic!("three variants") };
+        // P(no hit in 10 runs) = 0.75^10 ≈ 5.6%: most campaigns find it.
+        assert!(buggy.found >= 30 && buggy.found < 40, "{}", buggy.found);
+        assert_eq!(buggy.properties.get("P"), Some(&buggy.found));
+        assert!(buggy.median_runs_to_failure.is_some_and(|m| (1..=4).contains(&m)));
+        assert_eq!((fixed.found, fixed.runs, fixed.failed_to_run), (0, 400, 0));
+        assert_eq!((broken.found, broken.failed_to_run, broken.campaigns), (0, 40, 40));
+        assert!(broken.found_ci95.1 < 0.1, "failures to run stay in the denominator");
+        let d = &e.differences[0];
+        assert_eq!((d.variant.as_str(), d.other.as_str()), ("buggy", "fixed"));
+        assert_eq!(d.only_on_variant, vec!["P".to_string()]);
+        assert_eq!((d.replayed, d.also_fail), (buggy.found, 0));
+    }
+
+    #[test]
+    fn the_report_does_not_depend_on_jobs() {
+        assert_eq!(evaluate(&Toy, &opts(1)), evaluate(&Toy, &opts(2)));
+    }
 
     #[test]
     fn wilson_matches_known_values() {

@@ -25,8 +25,11 @@ fn main() {
         }
     }
     let target = weft_target_omnipaxos::OmniPaxos;
-    let opts = EvalOptions { spec, variants, campaigns, budget, seed, jobs: 2 };
+    let opts = EvalOptions { spec, variants, campaigns, budget, seed, jobs: 2, scenario: None };
+    #[allow(clippy::disallowed_methods)] // wall time of the whole evaluation, for the docs
+    let start = std::time::Instant::now();
     let eval = evaluate(&target as &dyn Target, &opts);
+    let secs = start.elapsed().as_secs_f64();
     println!("| variant | campaigns found / N | Wilson 95% | median runs to 1st failure | failed to run | runs | properties |");
     println!("|---|---|---|---|---|---|---|");
     for v in &eval.variants {
@@ -44,6 +47,9 @@ fn main() {
             props.join(", ")
         );
     }
+    let runs: u64 = eval.variants.iter().map(|v| v.runs).sum();
+    println!();
+    println!("{runs} campaign runs (plus paired replays) in {secs:.1} s wall, 2 jobs");
     println!();
     for v in &eval.variants {
         let seeds: Vec<String> = v
