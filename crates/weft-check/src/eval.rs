@@ -75,11 +75,12 @@ pub struct Difference {
     pub other: String,
     /// Properties that failed on `variant` in some campaign and on `other` in none.
     pub only_on_variant: Vec<String>,
-    /// Of `variant`'s first failing runs, how many fail the same way when their seed is run on
-    /// `other`, and the seeds that pass there (at most 20 listed).
+    /// Of `variant`'s first failing runs (`replayed`), how many fail the same way when their
+    /// seed is run on `other`, how many pass there, and the first 20 of those seeds.
     pub replayed: u64,
     pub also_fail: u64,
-    pub pass_on_other: Vec<u64>,
+    pub pass_on_other: u64,
+    pub pass_seeds: Vec<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -188,7 +189,8 @@ pub fn evaluate(target: &dyn Target, opts: &EvalOptions) -> Evaluation {
                 only_on_variant,
                 replayed: 0,
                 also_fail: 0,
-                pass_on_other: Vec::new(),
+                pass_on_other: 0,
+                pass_seeds: Vec::new(),
             };
             if let Some(other) = &runners[b] {
                 for end in &va.ends {
@@ -196,8 +198,11 @@ pub fn evaluate(target: &dyn Target, opts: &EvalOptions) -> Evaluation {
                     diff.replayed += 1;
                     match run_seed(other.as_ref(), opts.scenario.as_ref(), *seed) {
                         Ok(o) if o.same_failure(outcome) => diff.also_fail += 1,
-                        Ok(o) if !o.is_failure() && diff.pass_on_other.len() < 20 => {
-                            diff.pass_on_other.push(*seed)
+                        Ok(o) if !o.is_failure() => {
+                            diff.pass_on_other += 1;
+                            if diff.pass_seeds.len() < 20 {
+                                diff.pass_seeds.push(*seed);
+                            }
                         }
                         _ => {}
                     }

@@ -68,7 +68,7 @@ fn main() {
     println!();
     for d in &eval.differences {
         println!(
-            "{} vs {}: only on {}: [{}]; of {} first failing seeds, {} fail the same way on {}, {} listed pass there: {:?}",
+            "{} vs {}: only on {}: [{}]; of {} first failing seeds, {} fail the same way on {}, {} pass there (first: {:?})",
             d.variant,
             d.other,
             d.variant,
@@ -76,8 +76,8 @@ fn main() {
             d.replayed,
             d.also_fail,
             d.other,
-            d.pass_on_other.len(),
-            d.pass_on_other
+            d.pass_on_other,
+            d.pass_seeds.iter().take(3).collect::<Vec<_>>()
         );
     }
 }

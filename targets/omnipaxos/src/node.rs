@@ -29,17 +29,21 @@ const TIMER_TICK: u64 = 1;
 const TIMER_FIRST_TICK: u64 = 2;
 
 /// A message on the wire: the library's message plus the sender's session number of the link
-/// and its position in that session.
+/// and its position in that session. `msg: None` is the transport's own "connection reset"
+/// notice (message-loss mode only, see [`OpNode::on_message`]).
 #[derive(Clone)]
 pub struct Wire<M> {
     pub session: u32,
     pub seq: u64,
-    pub msg: M,
+    pub msg: Option<M>,
 }
 
 impl<M: Debug> Debug for Wire<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "s{}#{} {:?}", self.session, self.seq, self.msg)
+        match &self.msg {
+            Some(m) => write!(f, "s{}#{} {m:?}", self.session, self.seq),
+            None => write!(f, "s{}#{} reset", self.session, self.seq),
+        }
     }
 }
 
@@ -96,8 +100,10 @@ pub struct OpNode<L: Library> {
     session: Vec<u32>,
     /// Session transport (the default): per peer, the next sequence number to send, the next
     /// to hand to the library, and early arrivals held back until the gap before them fills,
-    /// so each link is FIFO like a TCP connection. Without it (message-loss mode) messages are
-    /// datagrams: whatever arrives is handed over at once, in arrival order.
+    /// so each link is FIFO like a TCP connection. Without it (message-loss mode) a link loses
+    /// messages but never reorders them: a message older than one already handed over is
+    /// discarded on arrival (omnipaxos detects the gaps with its own sequence numbers and asks
+    /// to resync; it does not promise safety when a stale message overtakes newer ones).
     fifo: bool,
     send_seq: Vec<u64>,
     recv_seq: Vec<u64>,
@@ -143,17 +149,16 @@ impl<L: Library> OpNode<L> {
     /// Sends what the library queued, records newly decided entries.
     fn flush(&mut self, ctx: &mut Ctx<'_, Self>) {
         L::take_outgoing(&mut self.paxos, &mut self.outbox);
-        for msg in self.outbox.drain(..) {
+        let mut outbox = std::mem::take(&mut self.outbox);
+        for msg in outbox.drain(..) {
             let to = L::receiver(&msg);
             let Some(to) = to.checked_sub(1).map(|t| t as NodeId) else { continue };
             if to as usize >= self.nodes || to == self.id || self.down[to as usize] > 0 {
                 continue; // no link: what the library sends on it is lost
             }
-            let t = to as usize;
-            let seq = self.send_seq[t];
-            self.send_seq[t] += 1;
-            ctx.send(to, Wire { session: self.session[t], seq, msg });
+            self.send(ctx, to, Some(msg));
         }
+        self.outbox = outbox;
         let leader = self.leader();
         if leader.is_some() && leader != self.last_leader {
             self.last_leader = leader;
@@ -178,6 +183,13 @@ impl<L: Library> OpNode<L> {
             }
             self.decided.extend_from_slice(&self.scratch);
         }
+    }
+
+    fn send(&mut self, ctx: &mut Ctx<'_, Self>, to: NodeId, msg: Option<L::Msg>) {
+        let t = to as usize;
+        let seq = self.send_seq[t];
+        self.send_seq[t] += 1;
+        ctx.send(to, Wire { session: self.session[t], seq, msg });
     }
 
     /// Re-reads the decided prefix: an entry, once decided, must never change.
@@ -232,9 +244,29 @@ impl<L: Library> Node for OpNode<L> {
             return; // the connection it was sent on is gone
         }
         if !self.fifo {
-            L::handle_incoming(&mut self.paxos, wire.msg);
+            // Message-loss mode: a link loses messages but never reorders them. A message older
+            // than one already handed over is discarded (overtaken: lost). A gap means something
+            // was lost, which a session transport would see as a broken connection: both ends
+            // are told (`reconnected`), this one now and the peer by a reset notice, so the
+            // library resynchronises as it would after a link flap.
+            if wire.seq < self.recv_seq[f] {
+                return;
+            }
+            let gap = wire.seq > self.recv_seq[f];
+            self.recv_seq[f] = wire.seq + 1;
+            match wire.msg {
+                None => L::reconnected(&mut self.paxos, from as u64 + 1),
+                Some(msg) => {
+                    if gap {
+                        L::reconnected(&mut self.paxos, from as u64 + 1);
+                        self.send(ctx, from, None);
+                    }
+                    L::handle_incoming(&mut self.paxos, msg);
+                }
+            }
         } else {
-            self.held[f].insert(wire.seq, wire.msg);
+            let Some(msg) = wire.msg else { return };
+            self.held[f].insert(wire.seq, msg);
             while let Some(msg) = self.held[f].remove(&self.recv_seq[f]) {
                 self.recv_seq[f] += 1;
                 L::handle_incoming(&mut self.paxos, msg);
