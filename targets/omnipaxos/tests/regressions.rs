@@ -81,3 +81,22 @@ fn omnipaxos_0_2_2_promise_suffix_lands_after_the_decided_prefix() {
     assert_diverges("0.2.2", list, "n0 and n1 decided different entries at index 9: 7 vs 10");
     assert_agrees("0.2.3", list);
 }
+
+/// omnipaxos 0.2.1: the same promise-suffix bug as 0.2.2, which PR #112 did not touch (the
+/// "second bug" of 0.2.1, gone by 0.2.3).
+///
+/// Postmortem. n1 held 13 entries (decided 12, `n_accepted = (0, n2)`) when it started round
+/// (2, n1); n2 had meanwhile followed n0's round (1, n0) to 20 decided entries. n2's promise
+/// carried the suffix from n1's decided index 12, `[10, 15, 8, ...]`, with `decided_idx 20`.
+/// n1 raised its decided index to 20 and appended the suffix after the 13 entries it held, so
+/// index 13 became 10 again where n0 has 15. The same decisions fail identically on 0.2.0,
+/// whose promise handling is the same code: PR #112 fixed `AcceptSync` only. This is why the
+/// 0.2.0 → 0.2.1 comparison counts seeds that fail only on 0.2.0.
+#[test]
+fn omnipaxos_0_2_1_promise_suffix_lands_after_the_accepted_entries() {
+    let list = include_str!("counterexamples/0.2.1-promise-suffix-offset.txt");
+    let detail = "n0 and n1 decided different entries at index 13: 15 vs 10";
+    assert_diverges("0.2.1", list, detail);
+    assert_diverges("0.2.0", list, detail);
+    assert_agrees("0.2.3", list);
+}
