@@ -73,3 +73,16 @@ fn canary_campaign_finds_0_2_0_and_0_2_3_passes_the_same_budget() {
     assert!(found.is_some(), "0.2.0 no longer violates Agreement within 40 runs");
     assert_eq!(first_violation("0.2.3", 2026, 200), None, "0.2.3 violated Agreement");
 }
+
+/// Canary: a silent change of semantics (kernel, harness, decision layout) changes this run.
+/// If the change is deliberate, update the numbers and say why in the commit.
+#[test]
+fn golden_run_is_pinned() {
+    let r = runner("0.2.3", None, &[]);
+    let report = r.run(&r.default_scenario(), &mut Decisions::random(1), &mut NullObserver);
+    assert_eq!(
+        (report.outcome.kind(), report.events, report.trace_hash),
+        ("pass", 3715, 11037352513576168388),
+        "golden run of omnipaxos 0.2.3, seed 1"
+    );
+}
