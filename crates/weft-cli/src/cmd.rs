@@ -130,7 +130,7 @@ struct ExploreArgs {
 }
 
 /// The strategy `explore` uses unless told otherwise; chosen by `weft bench` (docs/explorer.md).
-pub(crate) const DEFAULT_STRATEGY: &str = "swarm";
+pub(crate) const DEFAULT_STRATEGY: &str = "coverage";
 
 #[derive(Args, Clone)]
 struct ShrinkBudget {
@@ -239,7 +239,7 @@ fn targets() -> Result<Code> {
             println!("  --variant {:<12} {}{default}", v.name, v.summary);
         }
         for o in &info.options {
-            println!("  -o {}={:<10} {}", o.name, o.default, o.summary);
+            println!("  -o {:<22} {}", format!("{}={}", o.name, o.default), o.summary);
         }
         for p in &info.properties {
             println!("  property {:<28} {:<10} {}", p.name, p.modality.to_string(), p.summary);
@@ -257,7 +257,17 @@ impl TargetArgs {
             options: options.to_vec(),
             mode: None,
             property: None,
+            contract: None,
         }
+    }
+
+    /// The runner's default scenario with this command's overrides (`--contract`).
+    pub(crate) fn scenario(&self, runner: &dyn weft_core::Runner) -> weft_core::Scenario {
+        let mut scenario = runner.default_scenario();
+        if let Some(c) = self.contract {
+            scenario.disk.contract = c;
+        }
+        scenario
     }
 
     pub(crate) fn with_property(mut self, property: Option<String>) -> TargetArgs {
@@ -374,10 +384,7 @@ fn shrink_repro(
 fn explore(a: ExploreArgs) -> Result<Code> {
     let (target, spec) = a.target.spec()?;
     let runner = target.prepare(&spec)?;
-    let mut scenario = runner.default_scenario();
-    if let Some(c) = a.target.contract {
-        scenario.disk.contract = c;
-    }
+    let scenario = a.target.scenario(runner.as_ref());
     let runs = match (a.runs, a.time) {
         (Some(n), _) => Some(n),
         (None, Some(_)) => None,
@@ -709,7 +716,7 @@ fn replay(a: ReplayArgs) -> Result<Code> {
 fn check_determinism(a: DeterminismArgs) -> Result<Code> {
     let (target, spec) = a.target.spec()?;
     let runner = target.prepare(&spec)?;
-    let scenario = runner.default_scenario();
+    let scenario = a.target.scenario(runner.as_ref());
     println!(
         "weft check-determinism {}  seeds {}  base seed {}",
         describe_spec(&spec),

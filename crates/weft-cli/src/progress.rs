@@ -59,6 +59,8 @@ pub struct CliControl {
     bar: Option<ProgressBar>,
     last_line: Mutex<Duration>,
     what: &'static str,
+    /// Progress counts shrink candidates (`failures` = accepted ones), not campaign runs.
+    shrinking: bool,
 }
 
 impl CliControl {
@@ -97,6 +99,7 @@ impl CliControl {
             bar,
             last_line: Mutex::new(Duration::ZERO),
             what,
+            shrinking: what.starts_with("shrink"),
         }
     }
 
@@ -128,14 +131,23 @@ impl Control for CliControl {
     fn progress(&self, p: &Progress) {
         let now = self.start.elapsed();
         let secs = now.as_secs_f64().max(1e-9);
-        let mut stats = format!(
-            "{:.0} {}/s  {:.0} events/s  {} features  {} violations",
-            p.runs as f64 / secs,
-            self.what,
-            p.events as f64 / secs,
-            p.features,
-            p.failures
-        );
+        let mut stats = if self.shrinking {
+            format!(
+                "{:.0} {}/s  {} smaller lists accepted",
+                p.runs as f64 / secs,
+                self.what,
+                p.failures
+            )
+        } else {
+            format!(
+                "{:.0} {}/s  {:.0} events/s  {} features  {} violations",
+                p.runs as f64 / secs,
+                self.what,
+                p.events as f64 / secs,
+                p.features,
+                p.failures
+            )
+        };
         if p.states > 0 {
             stats.push_str(&format!("  {} states  depth {}", p.states, p.depth));
         }

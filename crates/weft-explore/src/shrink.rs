@@ -16,7 +16,7 @@
 //! The result is a pure function of (runner, scenario, decisions, budget in runs): no clock, no
 //! threads. A wall-clock stop (through [`Control`]) keeps the best list found so far.
 
-use crate::campaign::Control;
+use crate::campaign::{Control, Progress};
 use std::cmp::Ordering;
 use weft_core::{Decisions, NullObserver, Outcome, RunReport, Runner, Scenario};
 
@@ -91,6 +91,14 @@ impl Shrinker<'_> {
             return false;
         }
         self.runs += 1;
+        if self.runs & 63 == 0 {
+            // `failures` counts accepted candidates while shrinking.
+            self.control.progress(&Progress {
+                runs: self.runs,
+                failures: self.accepted,
+                ..Progress::default()
+            });
+        }
         let mut d = Decisions::replay(candidate);
         let report = self.runner.run(self.scenario, &mut d, &mut NullObserver);
         if !report.outcome.same_failure(&self.target) {

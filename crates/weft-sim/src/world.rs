@@ -41,6 +41,10 @@ pub trait Node: Sized + 'static {
     /// other events is a decision.
     fn on_timer(&mut self, timer: TimerId, tag: u64, ctx: &mut Ctx<'_, Self>);
     fn on_request(&mut self, _req: Self::Req, _ctx: &mut Ctx<'_, Self>) {}
+    /// The link with `peer` is usable in both directions again after a partition (like a
+    /// reconnected session; libraries such as omnipaxos need to hear of it). Called on both
+    /// ends, only while the node is up.
+    fn on_link_up(&mut self, _peer: NodeId, _ctx: &mut Ctx<'_, Self>) {}
     /// Called on a node rebuilt by the factory after a crash (its volatile state is gone).
     fn on_recover(&mut self, ctx: &mut Ctx<'_, Self>) {
         self.on_start(ctx)
@@ -583,14 +587,19 @@ impl<'s, N: Node> World<'s, N> {
                 self.note(obs, Some(node), EventKind::Resume, None, None, 0, || "resume".into());
             }
             Ev::Reconnect { from, to } => {
-                self.net.set_cut(from, to, false);
+                let up = self.net.set_cut(from, to, false);
                 self.note(obs, Some(from), EventKind::Heal, Some(to), None, 0, || {
                     format!("link n{from} -> n{to} restored")
                 });
+                if up {
+                    self.links_up(&[(from, to)], decisions, obs)?;
+                }
             }
             Ev::Rejoin { node } => {
-                self.net.isolate(node, false);
+                let peers = self.net.isolate(node, false);
                 self.note(obs, Some(node), EventKind::Heal, None, None, 0, || "reconnected".into());
+                let pairs: Vec<(NodeId, NodeId)> = peers.into_iter().map(|p| (node, p)).collect();
+                self.links_up(&pairs, decisions, obs)?;
             }
             Ev::HealPhase => self.heal(decisions, obs),
         }
@@ -615,10 +624,26 @@ impl<'s, N: Node> World<'s, N> {
 
     /// Faults stop: links heal, paused nodes resume, crashed nodes restart (if the scenario
     /// restarts them).
+    /// Tells both ends of each pair that their link is back.
+    fn links_up(
+        &mut self,
+        pairs: &[(NodeId, NodeId)],
+        decisions: &mut Decisions,
+        obs: &mut dyn Observer,
+    ) -> Result<(), String> {
+        for &(a, b) in pairs {
+            self.call(a, decisions, obs, |n, ctx| n.on_link_up(b, ctx))?;
+            self.call(b, decisions, obs, |n, ctx| n.on_link_up(a, ctx))?;
+        }
+        Ok(())
+    }
+
     fn heal(&mut self, decisions: &mut Decisions, obs: &mut dyn Observer) {
         self.phase = Phase::Heal;
-        self.net.heal_all();
+        let pairs = self.net.heal_all();
         self.note(obs, None, EventKind::Heal, None, None, 0, || "heal phase: faults stop".into());
+        // A panic here is reported by the next event on that node, as for restarts.
+        let _ = self.links_up(&pairs, decisions, obs);
         for node in 0..self.slots.len() as NodeId {
             self.slots[node as usize].paused_until = SimTime::ZERO;
             if self.scenario.restart && self.slots[node as usize].node.is_none() {
