@@ -74,13 +74,15 @@ pub enum Verdict {
 /// Search limits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
-    /// Most model steps per partition.
+    /// Most model steps per partition. Each new configuration stores its linearized set (one bit
+    /// per operation of the partition) and model state, so this also bounds memory: about
+    /// `steps * (ops / 8 + size_of::<State>())` bytes in the worst case.
     pub steps: u64,
 }
 
 impl Default for Limits {
     fn default() -> Limits {
-        Limits { steps: 50_000_000 }
+        Limits { steps: 5_000_000 }
     }
 }
 
