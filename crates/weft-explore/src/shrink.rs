@@ -73,6 +73,10 @@ struct Shrinker<'a> {
     best: Vec<u64>,
     /// The bound of each decision of `best`.
     bounds: Vec<u64>,
+    /// The label of each decision of `best` (0: unlabelled). Candidates carry labels along, so
+    /// a target that names its alternatives (`Decisions::choose_labeled`) keeps choosing the
+    /// same named steps after a deletion shifts their positions.
+    labels: Vec<u64>,
     report: RunReport,
     runs: u64,
     accepted: u64,
@@ -86,7 +90,7 @@ impl Shrinker<'_> {
     }
 
     /// Runs `candidate`; keeps it if it fails the same way and its log is smaller than the best.
-    fn try_candidate(&mut self, candidate: Vec<u64>) -> bool {
+    fn try_candidate(&mut self, candidate: Vec<u64>, labels: Vec<u64>) -> bool {
         if self.out_of_budget() || shortlex(&candidate, &self.best) != Ordering::Less {
             return false;
         }
@@ -99,7 +103,7 @@ impl Shrinker<'_> {
                 ..Progress::default()
             });
         }
-        let mut d = Decisions::replay(candidate);
+        let mut d = Decisions::replay_labeled(candidate, labels);
         let report = self.runner.run(self.scenario, &mut d, &mut NullObserver);
         if !report.outcome.same_failure(&self.target) {
             return false;
@@ -109,6 +113,7 @@ impl Shrinker<'_> {
             return false;
         }
         self.bounds = d.bounds()[..log.len()].to_vec();
+        self.labels = d.labels()[..log.len()].to_vec();
         self.best = log;
         self.report = report;
         self.accepted += 1;
@@ -139,7 +144,9 @@ impl Shrinker<'_> {
                 let start = end - k;
                 let mut c = self.best[..start].to_vec();
                 c.extend_from_slice(&self.best[end..]);
-                if self.try_candidate(c.clone()) || self.try_raised(c, start, k) {
+                let mut l = self.labels[..start].to_vec();
+                l.extend_from_slice(&self.labels[end..]);
+                if self.try_candidate(c.clone(), l.clone()) || self.try_raised(c, l, start, k) {
                     progress = true;
                     end = end.min(self.best.len());
                 } else {
@@ -154,14 +161,22 @@ impl Shrinker<'_> {
     /// long enough later is too short at the start). Shortlex allows any later value to grow
     /// when the list gets shorter, so retry the deletion with the last non-zero value raised to
     /// its maximum; lowering brings it back down to what is needed.
-    fn try_raised(&mut self, mut c: Vec<u64>, start: usize, k: usize) -> bool {
+    fn try_raised(&mut self, mut c: Vec<u64>, mut l: Vec<u64>, start: usize, k: usize) -> bool {
         let Some(j) = (start..c.len()).rev().find(|&j| c[j] != 0) else { return false };
         let max = self.bounds[j + k].saturating_sub(1);
         if c[j] >= max {
             return false;
         }
         c[j] = max;
-        self.try_candidate(c)
+        l[j] = 0; // an edited value means its index, not the old name
+        self.try_candidate(c, l)
+    }
+
+    /// The current labels with position `i`'s cleared (its value is being edited).
+    fn unlabelled_at(&self, i: usize) -> Vec<u64> {
+        let mut l = self.labels.clone();
+        l[i] = 0;
+        l
     }
 
     fn zero_spans(&mut self) -> bool {
@@ -175,7 +190,9 @@ impl Shrinker<'_> {
                 }
                 let mut c = self.best.clone();
                 c[start..start + k].iter_mut().for_each(|v| *v = 0);
-                if self.try_candidate(c) {
+                let mut l = self.labels.clone();
+                l[start..start + k].iter_mut().for_each(|v| *v = 0);
+                if self.try_candidate(c, l) {
                     progress = true;
                 } else {
                     start += 1;
@@ -193,7 +210,7 @@ impl Shrinker<'_> {
             if v > 0 {
                 let mut c = self.best.clone();
                 c[i] = 0;
-                if self.try_candidate(c) {
+                if self.try_candidate(c, self.unlabelled_at(i)) {
                     progress = true;
                 } else if v > 1 {
                     // Smallest value in (0, v) that still fails: binary search on the value. The
@@ -208,7 +225,7 @@ impl Shrinker<'_> {
                         }
                         let mut c = self.best.clone();
                         c[i] = mid;
-                        if self.try_candidate(c) {
+                        if self.try_candidate(c, self.unlabelled_at(i)) {
                             progress = true;
                             hi = mid;
                         } else {
@@ -242,6 +259,7 @@ pub fn shrink(
         target: report.outcome.clone(),
         best: trim(d.log().to_vec()),
         bounds: d.bounds().to_vec(),
+        labels: d.labels()[..trim(d.log().to_vec()).len()].to_vec(),
         report,
         runs: 1,
         accepted: 0,
