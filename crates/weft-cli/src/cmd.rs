@@ -54,6 +54,8 @@ enum Cmd {
     ExplainCrash(ExplainArgs),
     /// Run N copies of an unmodified Linux program under the shim, deterministically.
     Run(crate::run::RunArgs),
+    /// Compare variants of a target: N campaigns of equal budget each, paired by seed.
+    Eval(crate::eval::EvalArgs),
 }
 
 #[derive(Args)]
@@ -230,6 +232,7 @@ pub fn dispatch(cli: Cli) -> Result<Code> {
         Cmd::CheckDeterminism(a) => check_determinism(a),
         Cmd::ExplainCrash(a) => explain_crash(a),
         Cmd::Run(a) => crate::run::run(a),
+        Cmd::Eval(a) => crate::eval::eval(a),
     }
 }
 
@@ -262,6 +265,11 @@ impl TargetArgs {
             property: None,
             contract: None,
         }
+    }
+
+    /// Whether this command overrides the target's default scenario.
+    pub(crate) fn overrides_scenario(&self) -> bool {
+        self.contract.is_some()
     }
 
     /// The runner's default scenario with this command's overrides (`--contract`).

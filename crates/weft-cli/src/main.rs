@@ -3,6 +3,7 @@
 //! progress), the environment and stdout/stderr. Exit codes are documented in [`exit`].
 
 mod cmd;
+mod eval;
 mod exit;
 mod registry;
 mod run;

@@ -83,7 +83,7 @@ fn the_planted_election_bug_is_found_shrunk_and_replayed() {
     let prog = compile("election", &[]);
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("election-out");
     let _ = std::fs::remove_dir_all(&out);
-    let args = format!("{{id}}\u{1f}{{addr}}\u{1f}{{others}}");
+    let args = "{id}\u{1f}{addr}\u{1f}{others}".to_string();
     let o = weft(&[
         "explore",
         "process",
