@@ -236,9 +236,16 @@ pub fn shrink(
     if !report.outcome.is_failure() {
         return Err(ShrinkError::DoesNotFail(report.outcome.to_string()));
     }
+    // Candidates that do not fail would otherwise run to the end of the heal phase, which is
+    // most of a shrink's cost. A run that fails within its first `cap` events is identical
+    // under the original event budget, so capping candidates at a generous multiple of the
+    // failing run's length changes no accepted result's meaning; it only gives up on
+    // candidates that would fail much later (the cap is a pure function of the input).
+    let cap = report.events.saturating_mul(4).saturating_add(1_000);
+    let capped = Scenario { max_events: scenario.max_events.min(cap), ..scenario.clone() };
     let mut s = Shrinker {
         runner,
-        scenario,
+        scenario: &capped,
         target: report.outcome.clone(),
         best: trim(d.log().to_vec()),
         bounds: d.bounds().to_vec(),
