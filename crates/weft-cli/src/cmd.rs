@@ -239,7 +239,7 @@ fn targets() -> Result<Code> {
             println!("  --variant {:<12} {}{default}", v.name, v.summary);
         }
         for o in &info.options {
-            println!("  -o {}={:<10} {}", o.name, o.default, o.summary);
+            println!("  -o {:<22} {}", format!("{}={}", o.name, o.default), o.summary);
         }
         for p in &info.properties {
             println!("  property {:<28} {:<10} {}", p.name, p.modality.to_string(), p.summary);

@@ -1,0 +1,77 @@
+//! Message mode: replicas exchange datagrams through weft-sim's network. Same replica logic as
+//! atomic mode; these tests check that the message protocol rediscovers the literal bugs, that
+//! corrected passes, that a broken failure-detector assumption is labelled OutsideModel (never
+//! a violation), and that runs are deterministic.
+
+use weft_core::{Decisions, NullObserver, Outcome, Ratio, Recorder, Scenario, SimDuration, Target};
+use weft_target_chord::{spec, Chord};
+
+/// A shorter run than the default scenario, to keep the debug test suite fast.
+fn short(mut s: Scenario) -> Scenario {
+    s.fault_phase = SimDuration::from_millis(400);
+    s.heal_phase = SimDuration::from_millis(2500);
+    s
+}
+
+fn outcomes(
+    variant: &str,
+    opts: &[(&str, &str)],
+    seeds: std::ops::Range<u64>,
+    tweak: impl Fn(Scenario) -> Scenario,
+) -> Vec<(u64, Outcome)> {
+    let mut all = vec![("mode", "messages")];
+    all.extend_from_slice(opts);
+    let runner = Chord.prepare(&spec(variant, &all, None)).unwrap();
+    let scenario = tweak(short(runner.default_scenario()));
+    seeds
+        .map(|seed| {
+            (seed, runner.run(&scenario, &mut Decisions::random(seed), &mut NullObserver).outcome)
+        })
+        .collect()
+}
+
+#[test]
+fn literal_loses_the_ring_or_strands_a_node_with_messages() {
+    let found = outcomes("literal", &[("ids", "4")], 0..60, |s| s)
+        .into_iter()
+        .find(|(_, o)| o.is_failure())
+        .expect("a violation within 60 seeds");
+    let p = found.1.property().unwrap().to_string();
+    assert!(["AtLeastOneRing", "ConnectedAppendages"].contains(&p.as_str()), "{:?}", found);
+}
+
+#[test]
+fn corrected_passes_with_messages() {
+    for (seed, o) in outcomes("corrected", &[("ids", "4-6")], 0..40, |s| s) {
+        assert_eq!(o, Outcome::Pass, "seed {seed}");
+    }
+}
+
+#[test]
+fn message_loss_is_outside_the_model_not_a_violation() {
+    // Dropping replies makes a live peer look dead: the perfect-detector assumption fails.
+    let lossy = |mut s: Scenario| {
+        s.rates.drop = Ratio::new(1, 5);
+        s.budget.drops = 50;
+        s
+    };
+    let all = outcomes("corrected", &[("ids", "5")], 0..20, lossy);
+    assert!(
+        all.iter().all(|(_, o)| matches!(o, Outcome::Pass | Outcome::OutsideModel { .. })),
+        "{all:?}"
+    );
+    assert!(all.iter().any(|(_, o)| matches!(o, Outcome::OutsideModel { .. })));
+}
+
+#[test]
+fn message_runs_are_deterministic() {
+    let runner = Chord.prepare(&spec("original", &[("mode", "messages")], None)).unwrap();
+    let scenario = short(runner.default_scenario());
+    for seed in 0..5 {
+        let a = runner.run(&scenario, &mut Decisions::random(seed), &mut NullObserver);
+        let mut rec = Recorder::default();
+        let b = runner.run(&scenario, &mut Decisions::random(seed), &mut rec);
+        assert_eq!(a, b);
+        assert_eq!(rec.events.len() as u64, b.events);
+    }
+}
