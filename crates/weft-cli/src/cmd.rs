@@ -52,6 +52,8 @@ enum Cmd {
     /// For each crash in a repro: what the disk lost, the rule that allowed it, and under which
     /// persistence contracts that crash state is reachable.
     ExplainCrash(ExplainArgs),
+    /// Run N copies of an unmodified Linux program under the shim, deterministically.
+    Run(crate::run::RunArgs),
 }
 
 #[derive(Args)]
@@ -227,6 +229,7 @@ pub fn dispatch(cli: Cli) -> Result<Code> {
         Cmd::Bench(a) => bench::bench(a),
         Cmd::CheckDeterminism(a) => check_determinism(a),
         Cmd::ExplainCrash(a) => explain_crash(a),
+        Cmd::Run(a) => crate::run::run(a),
     }
 }
 

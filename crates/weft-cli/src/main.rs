@@ -5,6 +5,7 @@
 mod cmd;
 mod exit;
 mod registry;
+mod run;
 
 use clap::Parser;
 use std::process::ExitCode;

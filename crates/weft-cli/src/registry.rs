@@ -6,6 +6,7 @@ pub fn all() -> Vec<Box<dyn Target>> {
     let mut all: Vec<Box<dyn Target>> = vec![
         Box::new(weft_target_primary_backup::PrimaryBackup),
         Box::new(weft_target_chord::Chord),
+        Box::new(weft_host::ProcessTarget),
     ];
     for demo in weft_target_storage::Demo::ALL {
         all.push(Box::new(weft_target_storage::StorageDemo(demo)));
