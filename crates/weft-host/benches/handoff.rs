@@ -176,7 +176,7 @@ fn main() {
         median((0..REPEATS).map(|_| pingpong_native(&pingpong, rounds).as_secs_f64()).collect());
     let mut cfg = HostConfig::new(
         &pingpong,
-        ["{id}", "{addr}", "{peers}", &rounds.to_string(), "0"].map(String::from).to_vec(),
+        ["{id}", "{addr}", "{others}", &rounds.to_string(), "0"].map(String::from).to_vec(),
         3,
     );
     cfg.time_limit = SimDuration::from_secs(600);

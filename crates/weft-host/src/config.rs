@@ -23,7 +23,8 @@ pub enum Netns {
 
 /// The configuration of one program under the host. Placeholders in `args` are replaced per
 /// node: `{id}` (0-based node number), `{ip}`, `{port}`, `{addr}` (`ip:port`), `{peers}`
-/// (comma-separated `ip:port` of every other node), `{nodes}`.
+/// (comma-separated `ip:port` of every node, in id order), `{others}` (the same without this
+/// node), `{nodes}`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HostConfig {
     pub program: PathBuf,
@@ -74,9 +75,11 @@ impl HostConfig {
 
     /// The arguments of node `node`, placeholders replaced.
     pub fn args_for(&self, node: u32) -> Vec<String> {
-        let peers: Vec<String> =
-            (0..self.nodes).filter(|&n| n != node).map(|n| self.addr(n)).collect();
-        let peers = peers.join(",");
+        let list = |skip_self: bool| {
+            let all = (0..self.nodes).filter(|&n| !skip_self || n != node);
+            all.map(|n| self.addr(n)).collect::<Vec<String>>().join(",")
+        };
+        let (peers, others) = (list(false), list(true));
         let ip = crate::host::format_ip(crate::host::node_ip(node));
         self.args
             .iter()
@@ -86,6 +89,7 @@ impl HostConfig {
                     .replace("{port}", &self.port.to_string())
                     .replace("{addr}", &self.addr(node))
                     .replace("{peers}", &peers)
+                    .replace("{others}", &others)
                     .replace("{nodes}", &self.nodes.to_string())
             })
             .collect()
@@ -161,12 +165,21 @@ mod tests {
     fn placeholders_are_replaced_per_node() {
         let cfg = HostConfig::new(
             "/bin/prog",
-            ["--id={id}", "{addr}", "{peers}", "{ip}:{port}", "{nodes}"].map(String::from).to_vec(),
+            ["--id={id}", "{addr}", "{others}", "{ip}:{port}", "{nodes}", "{peers}"]
+                .map(String::from)
+                .to_vec(),
             3,
         );
         assert_eq!(
             cfg.args_for(1),
-            ["--id=1", "127.1.0.2:7000", "127.1.0.1:7000,127.1.0.3:7000", "127.1.0.2:7000", "3"]
+            [
+                "--id=1",
+                "127.1.0.2:7000",
+                "127.1.0.1:7000,127.1.0.3:7000",
+                "127.1.0.2:7000",
+                "3",
+                "127.1.0.1:7000,127.1.0.2:7000,127.1.0.3:7000"
+            ]
         );
     }
 

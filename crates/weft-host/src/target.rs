@@ -24,7 +24,8 @@ use weft_core::{
 /// | `pin` | `true` | pin host and processes to one CPU |
 /// | `shim` | empty | a shim .so to use instead of the embedded one |
 ///
-/// Placeholders in `args`, per node: `{id}` `{ip}` `{port}` `{addr}` `{peers}` `{nodes}`.
+/// Placeholders in `args`, per node: `{id}` `{ip}` `{port}` `{addr}` `{peers}` (every node) `{others}` (every
+/// other node) `{nodes}`.
 pub struct ProcessTarget;
 
 const OPTIONS: &[OptionInfo] = &[
@@ -32,7 +33,7 @@ const OPTIONS: &[OptionInfo] = &[
     OptionInfo {
         name: "args",
         default: "",
-        summary: "arguments joined by U+001F; {id} {ip} {port} {addr} {peers} {nodes}",
+        summary: "arguments joined by U+001F; {id} {ip} {port} {addr} {peers} {others} {nodes}",
     },
     OptionInfo { name: "nodes", default: "3", summary: "number of processes" },
     OptionInfo { name: "forbid", default: "", summary: "output text that must never appear" },

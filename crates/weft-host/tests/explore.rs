@@ -15,7 +15,7 @@ fn campaign_finds_shrinks_and_replays_the_election_bug() {
     let mut spec =
         RunSpec { target: "process".into(), variant: "default".into(), ..Default::default() };
     spec.options.insert("program".into(), bin.display().to_string());
-    let args: Vec<String> = ["{id}", "{addr}", "{peers}"].map(String::from).to_vec();
+    let args: Vec<String> = ["{id}", "{addr}", "{others}"].map(String::from).to_vec();
     spec.options.insert("args".into(), weft_host::join_args(&args));
     spec.options.insert("forbid".into(), "SPLIT BRAIN".into());
     spec.options.insert("time_limit".into(), "2s".into());
@@ -70,7 +70,7 @@ fn seeds_are_deterministic_with_faults_and_threads() {
     let scenario =
         Scenario { fault_phase: weft_core::SimDuration::from_millis(100), ..Scenario::default() };
     for (name, args, nodes) in
-        [("pingpong", vec!["{id}", "{addr}", "{peers}", "4"], 3), ("threads", vec![], 2)]
+        [("pingpong", vec!["{id}", "{addr}", "{others}", "4"], 3), ("threads", vec![], 2)]
     {
         let bin = common::compile(name, &[]);
         let mut spec =

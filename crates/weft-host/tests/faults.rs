@@ -22,7 +22,7 @@ fn faulty() -> Scenario {
 
 #[test]
 fn faults_hit_real_processes_within_budget_and_replay() {
-    let cfg = common::config("pingpong", &["{id}", "{addr}", "{peers}", "5"], 3);
+    let cfg = common::config("pingpong", &["{id}", "{addr}", "{others}", "5"], 3);
     let s = faulty();
     let mut kinds_seen = std::collections::BTreeSet::new();
     for seed in 0..6 {

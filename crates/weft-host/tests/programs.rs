@@ -11,7 +11,7 @@ fn run(cfg: &HostConfig, scenario: &Scenario, seed: u64) -> RunOutput {
 }
 
 fn pingpong() -> HostConfig {
-    common::config("pingpong", &["{id}", "{addr}", "{peers}"], 3)
+    common::config("pingpong", &["{id}", "{addr}", "{others}"], 3)
 }
 
 #[test]
@@ -52,7 +52,7 @@ fn recorded_decisions_replay_the_run() {
 #[test]
 fn planted_election_bug_is_found_and_the_fix_passes() {
     let buggy = {
-        let mut c = common::config("election", &["{id}", "{addr}", "{peers}"], 3);
+        let mut c = common::config("election", &["{id}", "{addr}", "{others}"], 3);
         c.forbid = Some("SPLIT BRAIN".into());
         c
     };
@@ -142,7 +142,7 @@ fn process_target_runs_through_the_generic_interface() {
     spec.options.insert("program".into(), bin.display().to_string());
     spec.options.insert(
         "args".into(),
-        weft_host::join_args(&["{id}".into(), "{addr}".into(), "{peers}".into()]),
+        weft_host::join_args(&["{id}".into(), "{addr}".into(), "{others}".into()]),
     );
     spec.options.insert("nodes".into(), "2".into());
     let runner = ProcessTarget.prepare(&spec).unwrap();

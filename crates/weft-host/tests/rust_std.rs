@@ -15,7 +15,7 @@ fn a_rust_std_program_is_deterministic_under_the_shim() {
         .status()
         .expect("rustc is needed for this test");
     assert!(ok.success());
-    let cfg = weft_host::HostConfig::new(&bin, vec!["{addr}".into(), "{peers}".into()], 2);
+    let cfg = weft_host::HostConfig::new(&bin, vec!["{addr}".into(), "{others}".into()], 2);
     let run = |seed| {
         let mut d = Decisions::random(seed);
         let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();

@@ -7,7 +7,7 @@ use weft_core::{
 };
 
 fn config() -> weft_host::HostConfig {
-    common::config("tcpecho", &["{id}", "{addr}", "{peers}"], 3)
+    common::config("tcpecho", &["{id}", "{addr}", "{others}"], 3)
 }
 
 #[test]

@@ -221,9 +221,11 @@ int main(int argc, char **argv) {
         wake_efd = eventfd(0, 0);
         struct sockaddr_in a;
         int u = udp_bound(&a);
+        /* t0 before the waker exists: natively, a main thread descheduled for 10 ms right
+         * after pthread_create would otherwise see the pipe ready "too soon". */
+        long t0 = ns(CLOCK_MONOTONIC);
         pthread_t t;
         pthread_create(&t, NULL, waker, NULL);
-        long t0 = ns(CLOCK_MONOTONIC);
         struct pollfd p[2] = {{u, POLLIN, 0}, {wake_pipe[0], POLLIN, 0}};
         printf("poll %d pipe ready %d\n", poll(p, 2, 5000), p[1].revents == POLLIN);
         printf("waited 10ms..5s %d\n", ns(CLOCK_MONOTONIC) - t0 >= 10000000 && ns(CLOCK_MONOTONIC) - t0 < 5000000000L);

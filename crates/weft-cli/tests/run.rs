@@ -1,0 +1,133 @@
+//! `weft run` and the `process` target through the real binary: byte-identical output and
+//! trace hash for one seed, another seed changes the interleaving, a recording replays, the
+//! planted election bug is found, shrunk and replayed by `weft explore`, and escapes from the
+//! shim exit 4 (unsupported) with the reason.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn weft(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_weft")).args(args).output().expect("weft runs")
+}
+
+fn text(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr)
+}
+
+/// Compiles one of weft-host's C test programs.
+fn compile(name: &str, flags: &[&str]) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../weft-host/tests/c")
+        .join(format!("{name}.c"));
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{name}{}", flags.join("")));
+    let ok = Command::new("cc")
+        .args(["-O1", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .args(flags)
+        .status()
+        .expect("a C compiler (`cc`) is needed for these tests");
+    assert!(ok.success(), "cc failed for {}", src.display());
+    out
+}
+
+fn run(prog: &Path, seed: &str, extra: &[&str]) -> Output {
+    let mut args = vec!["run", "--nodes", "3", "--seed", seed];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--", prog.to_str().unwrap(), "{id}", "{addr}", "{others}", "3"]);
+    weft(&args)
+}
+
+#[test]
+fn same_seed_same_bytes_other_seed_other_interleaving() {
+    let prog = compile("pingpong", &[]);
+    let a = run(&prog, "4", &["--faults", "drop=1/10"]);
+    let b = run(&prog, "4", &["--faults", "drop=1/10"]);
+    assert_eq!(a.status.code(), Some(0), "{}", text(&a));
+    assert_eq!(a.stdout, b.stdout, "one seed, byte-identical output and trace hash");
+    assert!(text(&a).contains("trace hash"));
+    let lines = |o: &Output| -> Vec<String> {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| l.contains(" | "))
+            .map(String::from)
+            .collect()
+    };
+    assert!(lines(&a).iter().any(|l| l.contains(" n1 | ")), "prefixed by node: {:?}", lines(&a));
+    let differs = (5..15)
+        .any(|s| lines(&run(&prog, &s.to_string(), &["--faults", "drop=1/10"])) != lines(&a));
+    assert!(differs, "some other seed changes the interleaving");
+}
+
+#[test]
+fn a_recorded_run_replays_bit_for_bit() {
+    let prog = compile("pingpong", &[]);
+    let file = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pingpong-run.json");
+    let o = run(&prog, "2", &["--faults", "default", "--record", file.to_str().unwrap()]);
+    let recorded = text(&o);
+    let hash = recorded
+        .lines()
+        .find(|l| l.contains("trace hash"))
+        .unwrap()
+        .split_whitespace()
+        .last()
+        .unwrap()
+        .to_string();
+    let r = weft(&["replay", file.to_str().unwrap()]);
+    assert!(text(&r).contains(&format!("trace hash {hash} (recorded {hash})")), "{}", text(&r));
+    assert!(!text(&r).contains("DIVERGED"));
+}
+
+#[test]
+fn the_planted_election_bug_is_found_shrunk_and_replayed() {
+    let prog = compile("election", &[]);
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("election-out");
+    let _ = std::fs::remove_dir_all(&out);
+    let args = format!("{{id}}\u{1f}{{addr}}\u{1f}{{others}}");
+    let o = weft(&[
+        "explore",
+        "process",
+        "-o",
+        &format!("program={}", prog.display()),
+        "-o",
+        &format!("args={args}"),
+        "-o",
+        "forbid=SPLIT BRAIN",
+        "--runs",
+        "60",
+        "--seed",
+        "1",
+        "--strategy",
+        "random",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("no_forbidden_output"), "{t}");
+    assert!(t.contains("shrunk in"), "{t}");
+    let last = String::from_utf8_lossy(&o.stdout).lines().last().unwrap().to_string();
+    let repro = last.strip_prefix("reproduce: weft replay ").expect(&last).to_string();
+    let r = weft(&["replay", &repro]);
+    assert_eq!(r.status.code(), Some(1), "{}", text(&r));
+    assert!(text(&r).contains("reproduced"));
+}
+
+#[test]
+fn escapes_from_the_shim_are_unsupported_with_the_reason() {
+    let raw = compile("rawrandom", &[]);
+    let o = weft(&["run", "--nodes", "1", "--", raw.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o));
+    assert!(text(&o).contains("getrandom"), "{}", text(&o));
+    let stat = compile("pingpong", &["-static"]);
+    let o = weft(&["run", "--nodes", "1", "--", stat.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o));
+    assert!(text(&o).contains("statically linked"), "{}", text(&o));
+}
+
+#[test]
+fn a_missing_program_is_an_input_error() {
+    let o = weft(&["run", "--nodes", "2", "--", "/nonexistent/prog"]);
+    assert!(matches!(o.status.code(), Some(2) | Some(4)), "{}", text(&o));
+    assert!(!text(&o).contains("panicked"), "{}", text(&o));
+}
