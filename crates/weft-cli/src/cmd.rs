@@ -472,6 +472,8 @@ fn explore(a: ExploreArgs) -> Result<Code> {
             vacuous.push(p.name);
         }
     }
+    // A campaign stopped by its --time budget ran out of budget; only Ctrl-C is "interrupted".
+    let interrupted = result.interrupted && progress::was_interrupted();
     let mut summary = json!({
         "command": "explore",
         "target": spec.target,
@@ -487,7 +489,7 @@ fn explore(a: ExploreArgs) -> Result<Code> {
         "features": result.features,
         "outcomes": result.outcomes.iter().cloned().collect::<BTreeMap<_, _>>(),
         "vacuous": vacuous,
-        "interrupted": result.interrupted && result.found.is_none(),
+        "interrupted": interrupted,
     });
     if let Some(x) = &result.exhaustive {
         summary["exhaustive"] = json!({
@@ -509,7 +511,7 @@ fn explore(a: ExploreArgs) -> Result<Code> {
         return finish(Code::Unsupported, summary);
     }
     let Some(found) = result.found else {
-        if result.interrupted {
+        if interrupted {
             out.line(format!("interrupted: no violation found in {} runs", result.runs));
             return finish(Code::Interrupted, summary);
         }

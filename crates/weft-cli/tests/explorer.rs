@@ -339,3 +339,23 @@ fn the_hand_written_minimal_canary_repro_replays() {
     assert_eq!(code(&f), 3, "the fixed variant does not fail: {}", text(&f));
     assert!(text(&f).contains("outcome: pass"), "{}", text(&f));
 }
+
+#[test]
+fn a_spent_time_budget_is_not_an_interruption() {
+    let d = dir("time");
+    let o = weft(&[
+        "explore",
+        "primary-backup",
+        "--variant",
+        "fixed",
+        "--property",
+        "AckedWritesSurviveFailover",
+        "--time",
+        "300ms",
+        "--quiet",
+        "--out",
+        d.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(text(&o).contains("no violation found"), "{}", text(&o));
+}

@@ -5,7 +5,11 @@
 //! mean simpler runs, because 0 is every decision point's simplest choice. Passes, in
 //! Hypothesis order, repeated until a whole round changes nothing:
 //!
-//! 1. delete spans of decreasing size (half the list, …, 8, 4, 2, 1), scanning from the end;
+//! 1. delete spans of decreasing size (halvings of the list, then 8 down to 1), scanning from
+//!    the end. Later decisions keep their labels ([`Decisions::replay_labeled`]), so a target
+//!    that names its alternatives replays the same named steps after a deletion; a failed
+//!    deletion is retried by position, then with the last non-zero value after the span raised
+//!    to its maximum (a pause long enough at 0.5 s is too short at t = 0; pass 3 lowers it);
 //! 2. zero spans of the same sizes (turning whole stretches into "simplest choice");
 //! 3. lower each remaining value, by binary search for the smallest value that still fails.
 //!
@@ -73,9 +77,7 @@ struct Shrinker<'a> {
     best: Vec<u64>,
     /// The bound of each decision of `best`.
     bounds: Vec<u64>,
-    /// The label of each decision of `best` (0: unlabelled). Candidates carry labels along, so
-    /// a target that names its alternatives (`Decisions::choose_labeled`) keeps choosing the
-    /// same named steps after a deletion shifts their positions.
+    /// The label of each decision of `best` (0: unlabelled; see `Decisions::choose_labeled`).
     labels: Vec<u64>,
     report: RunReport,
     runs: u64,
@@ -89,8 +91,28 @@ impl Shrinker<'_> {
         self.runs >= self.max_runs || self.control.should_stop()
     }
 
+    /// `best` and its labels with `[start, end)` removed. Later decisions keep their labels, so
+    /// a target that names its alternatives replays the same named steps after a deletion.
+    fn without(&self, start: usize, end: usize) -> (Vec<u64>, Vec<u64>) {
+        let cut = |v: &[u64]| {
+            let mut c = v[..start].to_vec();
+            c.extend_from_slice(&v[end..]);
+            c
+        };
+        (cut(&self.best), cut(&self.labels))
+    }
+
+    /// `best` with `[start, end)` set to `value`; those positions lose their labels (a label
+    /// would override the new value).
+    fn with(&self, start: usize, end: usize, value: u64) -> (Vec<u64>, Vec<u64>) {
+        let (mut c, mut l) = (self.best.clone(), self.labels.clone());
+        c[start..end].iter_mut().for_each(|v| *v = value);
+        l[start..end].iter_mut().for_each(|v| *v = 0);
+        (c, l)
+    }
+
     /// Runs `candidate`; keeps it if it fails the same way and its log is smaller than the best.
-    fn try_candidate(&mut self, candidate: Vec<u64>, labels: Vec<u64>) -> bool {
+    fn try_candidate(&mut self, (candidate, labels): (Vec<u64>, Vec<u64>)) -> bool {
         if self.out_of_budget() || shortlex(&candidate, &self.best) != Ordering::Less {
             return false;
         }
@@ -120,17 +142,16 @@ impl Shrinker<'_> {
         true
     }
 
-    /// Span sizes from about half the list down to 1.
+    /// Span sizes from about half the list down to 1: halvings, then every size up to 8 (a
+    /// schedule step is often a few decisions long).
     fn sizes(&self) -> Vec<usize> {
         let mut sizes = Vec::new();
-        let mut k = (self.best.len() / 2).max(1);
-        loop {
+        let mut k = self.best.len() / 2;
+        while k > 8 {
             sizes.push(k);
-            if k == 1 {
-                break;
-            }
             k /= 2;
         }
+        sizes.extend((1..=8.min(self.best.len().max(1))).rev());
         sizes
     }
 
@@ -142,11 +163,11 @@ impl Shrinker<'_> {
             let mut end = self.best.len();
             while end >= k && !self.out_of_budget() {
                 let start = end - k;
-                let mut c = self.best[..start].to_vec();
-                c.extend_from_slice(&self.best[end..]);
-                let mut l = self.labels[..start].to_vec();
-                l.extend_from_slice(&self.labels[end..]);
-                if self.try_candidate(c.clone(), l.clone()) || self.try_raised(c, l, start, k) {
+                let c = self.without(start, end);
+                if self.try_candidate(c.clone())
+                    || self.try_unlabeled(&c, start)
+                    || self.try_raised(c, start, k)
+                {
                     progress = true;
                     end = end.min(self.best.len());
                 } else {
@@ -157,26 +178,31 @@ impl Shrinker<'_> {
         progress
     }
 
+    /// Labels keep later steps the same after a deletion, which is usually what makes a
+    /// deletion work — but sometimes the shifted meaning is what fails. Retry by position when
+    /// any label follows the span (never, for targets that do not label their choices).
+    fn try_unlabeled(&mut self, (c, l): &(Vec<u64>, Vec<u64>), start: usize) -> bool {
+        if l.iter().skip(start).all(|&x| x == 0) {
+            return false;
+        }
+        let mut l = l.clone();
+        l[start..].iter_mut().for_each(|x| *x = 0);
+        self.try_candidate((c.clone(), l))
+    }
+
     /// A deletion often fails only because what follows now happens earlier (a pause that was
     /// long enough later is too short at the start). Shortlex allows any later value to grow
     /// when the list gets shorter, so retry the deletion with the last non-zero value raised to
     /// its maximum; lowering brings it back down to what is needed.
-    fn try_raised(&mut self, mut c: Vec<u64>, mut l: Vec<u64>, start: usize, k: usize) -> bool {
+    fn try_raised(&mut self, (mut c, mut l): (Vec<u64>, Vec<u64>), start: usize, k: usize) -> bool {
         let Some(j) = (start..c.len()).rev().find(|&j| c[j] != 0) else { return false };
         let max = self.bounds[j + k].saturating_sub(1);
         if c[j] >= max {
             return false;
         }
         c[j] = max;
-        l[j] = 0; // an edited value means its index, not the old name
-        self.try_candidate(c, l)
-    }
-
-    /// The current labels with position `i`'s cleared (its value is being edited).
-    fn unlabelled_at(&self, i: usize) -> Vec<u64> {
-        let mut l = self.labels.clone();
-        l[i] = 0;
-        l
+        l[j] = 0;
+        self.try_candidate((c, l))
     }
 
     fn zero_spans(&mut self) -> bool {
@@ -188,11 +214,7 @@ impl Shrinker<'_> {
                     start += 1;
                     continue;
                 }
-                let mut c = self.best.clone();
-                c[start..start + k].iter_mut().for_each(|v| *v = 0);
-                let mut l = self.labels.clone();
-                l[start..start + k].iter_mut().for_each(|v| *v = 0);
-                if self.try_candidate(c, l) {
+                if self.try_candidate(self.with(start, start + k, 0)) {
                     progress = true;
                 } else {
                     start += 1;
@@ -208,9 +230,7 @@ impl Shrinker<'_> {
         while i < self.best.len() && !self.out_of_budget() {
             let v = self.best[i];
             if v > 0 {
-                let mut c = self.best.clone();
-                c[i] = 0;
-                if self.try_candidate(c, self.unlabelled_at(i)) {
+                if self.try_candidate(self.with(i, i + 1, 0)) {
                     progress = true;
                 } else if v > 1 {
                     // Smallest value in (0, v) that still fails: binary search on the value. The
@@ -223,9 +243,7 @@ impl Shrinker<'_> {
                         if mid >= cur {
                             break;
                         }
-                        let mut c = self.best.clone();
-                        c[i] = mid;
-                        if self.try_candidate(c, self.unlabelled_at(i)) {
+                        if self.try_candidate(self.with(i, i + 1, mid)) {
                             progress = true;
                             hi = mid;
                         } else {
@@ -253,9 +271,16 @@ pub fn shrink(
     if !report.outcome.is_failure() {
         return Err(ShrinkError::DoesNotFail(report.outcome.to_string()));
     }
+    // Candidates that do not fail would otherwise run to the end of the heal phase, which is
+    // most of a shrink's cost. A run that fails within its first `cap` events is identical
+    // under the original event budget, so capping candidates at a generous multiple of the
+    // failing run's length changes no accepted result's meaning; it only gives up on
+    // candidates that would fail much later (the cap is a pure function of the input).
+    let cap = report.events.saturating_mul(4).saturating_add(1_000);
+    let capped = Scenario { max_events: scenario.max_events.min(cap), ..scenario.clone() };
     let mut s = Shrinker {
         runner,
-        scenario,
+        scenario: &capped,
         target: report.outcome.clone(),
         best: trim(d.log().to_vec()),
         bounds: d.bounds().to_vec(),
