@@ -1,6 +1,6 @@
 //! `weft eval`: does a target tell its buggy variants from its fixed ones, and how reliably?
 //! N independent campaigns of equal budget per variant, paired by seed (one library call:
-//! `weft_check::evaluate`).
+//! `weft_explore::evaluate`).
 
 use crate::cmd::TargetArgs;
 use crate::exit::Code;
@@ -50,7 +50,7 @@ pub fn eval(a: EvalArgs) -> Result<Code> {
         jobs
     );
     let scenario = Some(a.target.scenario(target.prepare(&spec)?.as_ref()));
-    let opts = weft_check::EvalOptions {
+    let opts = weft_explore::EvalOptions {
         spec,
         variants: a.variants.clone(),
         campaigns: a.campaigns,
@@ -59,7 +59,7 @@ pub fn eval(a: EvalArgs) -> Result<Code> {
         jobs: jobs.max(1),
         scenario: if a.target.overrides_scenario() { scenario } else { None },
     };
-    let e = weft_check::evaluate(target.as_ref(), &opts);
+    let e = weft_explore::evaluate(target.as_ref(), &opts);
     println!();
     println!("| variant | found / campaigns | Wilson 95% | median runs to 1st | failed to run | properties |");
     println!("|---|---|---|---|---|---|");

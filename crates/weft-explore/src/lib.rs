@@ -2,10 +2,12 @@
 //! (spread over threads, with results independent of thread timing), the strategies that pick
 //! each run's scenario and decisions (random, swarm, coverage-guided, bounded exhaustive), the
 //! shrinker that turns a failing decision list into a minimal one, replay and determinism
-//! checks. It is the only part of weft that creates threads; it reads no clock (wall-clock
+//! checks, and the paired evaluation of a target's variants ([`evaluate`]: buggy versus fixed,
+//! N campaigns of equal budget each). It is the only part of weft that creates threads; it reads no clock (wall-clock
 //! budgets and Ctrl-C come in through [`Control`]).
 
 mod campaign;
+mod eval;
 mod exhaustive;
 mod replay;
 mod shrink;
@@ -14,6 +16,7 @@ pub use campaign::{
     run_campaign, run_one, swarm_scenario, CampaignOptions, CampaignResult, Control, Found,
     Progress, Quiet, Strategy, GENERATION,
 };
+pub use eval::{evaluate, wilson95, CampaignEnd, Difference, EvalOptions, Evaluation, VariantEval};
 pub use exhaustive::{ExhaustiveStats, MAX_CHOICES};
 pub use replay::{check_seed, replay, Divergence, Replayed};
 pub use shrink::{shrink, trim, ShrinkError, ShrinkOptions, Shrunk};

@@ -4,8 +4,8 @@
 //!     cargo run --release -p weft-target-omnipaxos --example eval -- \
 //!         CAMPAIGNS BUDGET SEED VARIANT,VARIANT[,...] [option=value ...]
 
-use weft_check::{evaluate, EvalOptions};
 use weft_core::{RunSpec, Target};
+use weft_explore::{evaluate, EvalOptions};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -56,7 +56,7 @@ fn main() {
             .ends
             .iter()
             .filter_map(|e| match e {
-                weft_check::CampaignEnd::Found { seed, outcome, .. } => {
+                weft_explore::CampaignEnd::Found { seed, outcome, .. } => {
                     Some(format!("{seed} ({})", outcome.property().unwrap_or(outcome.kind())))
                 }
                 _ => None,
