@@ -4,13 +4,20 @@ use crate::exit::Code;
 use crate::registry;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
+use serde_json::json;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use weft_core::{Outcome, RunSpec, SimDuration};
-use weft_explore::{CampaignOptions, Control, Progress, Strategy};
-use weft_report::{Provenance, Repro};
+use std::path::{Path, PathBuf};
+use weft_core::{Outcome, RunSpec, Runner, SimDuration};
+use weft_explore::{CampaignOptions, ShrinkOptions, Strategy};
+use weft_report::{Provenance, Repro, Sizes};
+
+// New CLI modules live beside this file; declared here so `main.rs` stays as the lead wrote it.
+#[path = "bench.rs"]
+mod bench;
+#[path = "progress.rs"]
+mod progress;
+
+use progress::{CliControl, Show};
 
 #[derive(Parser)]
 #[command(
@@ -30,17 +37,32 @@ pub struct Cli {
 enum Cmd {
     /// List the built-in targets, their variants, options and properties.
     Targets,
-    /// Run a campaign of many seeded runs; on a violation write a repro and exit 1.
+    /// Run a campaign of many seeded runs; on a violation write a repro, shrink it, exit 1.
     Explore(ExploreArgs),
     /// Re-run a repro file; exit 1 if the recorded violation recurs with the same trace hash.
     Replay(ReplayArgs),
+    /// Shrink an existing repro to a smaller one that fails the same way; exit 1.
+    Shrink(ShrinkArgs),
+    /// Show a repro: its text timeline, or an HTML space-time diagram, or a ShiViz log.
+    Show(ShowArgs),
+    /// Compare strategies: time and runs to the first violation over many campaign seeds.
+    Bench(bench::BenchArgs),
     /// Run each seed twice and compare trace hashes; name the first differing event.
     CheckDeterminism(DeterminismArgs),
+    /// For each crash in a repro: what the disk lost, the rule that allowed it, and under which
+    /// persistence contracts that crash state is reachable.
+    ExplainCrash(ExplainArgs),
+}
+
+#[derive(Args)]
+struct ExplainArgs {
+    /// A repro file written by `weft explore`.
+    path: PathBuf,
 }
 
 /// Which target, variant, options and property a command runs.
 #[derive(Args, Clone)]
-struct TargetArgs {
+pub(crate) struct TargetArgs {
     /// Target name (see `weft targets`).
     target: String,
     /// Target variant (default: the target's first variant).
@@ -55,6 +77,15 @@ struct TargetArgs {
     /// Count only violations of this property.
     #[arg(long)]
     property: Option<String>,
+    /// Persistence contract of the simulated disks: durable, fsync or posix (default: the
+    /// target's).
+    #[arg(long, value_parser = parse_contract)]
+    contract: Option<weft_core::Contract>,
+}
+
+fn parse_contract(text: &str) -> Result<weft_core::Contract, String> {
+    weft_core::Contract::parse(text)
+        .ok_or_else(|| format!("`{text}` is not a contract (durable, fsync, posix)"))
 }
 
 #[derive(Args)]
@@ -77,6 +108,59 @@ struct ExploreArgs {
     /// Worker threads (default: all cores). Results do not depend on it.
     #[arg(long)]
     jobs: Option<usize>,
+    /// How runs are chosen: random, swarm (random fault kinds and rates per run), coverage
+    /// (mutate runs that reached new features), exhaustive (depth-first over decisions with
+    /// state hashing; needs a target that calls checkpoint). See docs/explorer.md.
+    #[arg(long, default_value = DEFAULT_STRATEGY, value_parser = parse_strategy_name)]
+    strategy: String,
+    /// Exhaustive search: scheduling steps (checkpoints) branched on per run.
+    #[arg(long, default_value_t = 12)]
+    max_depth: u32,
+    #[command(flatten)]
+    shrink: ShrinkBudget,
+    /// Do not shrink a violation (the unshrunk repro is always written first).
+    #[arg(long)]
+    no_shrink: bool,
+    /// Print a machine-readable summary on stdout at the end (human text goes to stderr).
+    #[arg(long)]
+    json: bool,
+    /// No progress display.
+    #[arg(long)]
+    quiet: bool,
+}
+
+/// The strategy `explore` uses unless told otherwise; chosen by `weft bench` (docs/explorer.md).
+pub(crate) const DEFAULT_STRATEGY: &str = "coverage";
+
+#[derive(Args, Clone)]
+struct ShrinkBudget {
+    /// Shrinking budget: a number of runs (`5000`) or wall-clock time (`30s`). A run budget
+    /// gives the same result everywhere; a time budget keeps the best found so far.
+    #[arg(long, default_value = "20000", value_parser = parse_budget)]
+    shrink_budget: Budget,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Budget {
+    Runs(u64),
+    Time(std::time::Duration),
+}
+
+fn parse_budget(text: &str) -> Result<Budget, String> {
+    if let Ok(n) = text.parse::<u64>() {
+        return Ok(Budget::Runs(n.max(1)));
+    }
+    parse_wall(text)
+        .map(Budget::Time)
+        .map_err(|_| format!("`{text}` is neither a number of runs nor a duration like 30s or 5m"))
+}
+
+fn parse_strategy_name(text: &str) -> Result<String, String> {
+    if Strategy::NAMES.contains(&text) {
+        Ok(text.to_string())
+    } else {
+        Err(format!("unknown strategy `{text}` (known: {})", Strategy::NAMES.join(", ")))
+    }
 }
 
 #[derive(Args)]
@@ -86,6 +170,33 @@ struct ReplayArgs {
     /// Print the run's timeline, one event per line.
     #[arg(long)]
     timeline: bool,
+    /// Replay the same decisions, and check every crash state against this contract too:
+    /// reports whether the recorded crash states are reachable under it, and the rule if not.
+    #[arg(long, value_parser = parse_contract)]
+    contract: Option<weft_core::Contract>,
+}
+
+#[derive(Args)]
+struct ShrinkArgs {
+    /// A repro file written by `weft explore` (or an earlier `weft shrink`).
+    path: PathBuf,
+    /// Where to write the shrunk repro (default: PATH with `-shrunk` before `.json`).
+    #[arg(long, short = 'o')]
+    out: Option<PathBuf>,
+    #[command(flatten)]
+    shrink: ShrinkBudget,
+}
+
+#[derive(Args)]
+struct ShowArgs {
+    /// A repro file.
+    path: PathBuf,
+    /// Write a self-contained HTML space-time diagram here.
+    #[arg(long, value_name = "OUT.html")]
+    html: Option<PathBuf>,
+    /// Write a ShiViz log (vector clocks computed from sends and deliveries) here.
+    #[arg(long, value_name = "OUT.log")]
+    shiviz: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -100,7 +211,7 @@ struct DeterminismArgs {
     seed: u64,
 }
 
-fn parse_wall(text: &str) -> Result<std::time::Duration, String> {
+pub(crate) fn parse_wall(text: &str) -> Result<std::time::Duration, String> {
     SimDuration::parse(text)
         .map(|d| std::time::Duration::from_nanos(d.as_nanos()))
         .ok_or_else(|| format!("`{text}` is not a duration like 30s, 500ms or 5m"))
@@ -111,7 +222,11 @@ pub fn dispatch(cli: Cli) -> Result<Code> {
         Cmd::Targets => targets(),
         Cmd::Explore(a) => explore(a),
         Cmd::Replay(a) => replay(a),
+        Cmd::Shrink(a) => shrink(a),
+        Cmd::Show(a) => show(a),
+        Cmd::Bench(a) => bench::bench(a),
         Cmd::CheckDeterminism(a) => check_determinism(a),
+        Cmd::ExplainCrash(a) => explain_crash(a),
     }
 }
 
@@ -124,7 +239,7 @@ fn targets() -> Result<Code> {
             println!("  --variant {:<12} {}{default}", v.name, v.summary);
         }
         for o in &info.options {
-            println!("  -o {}={:<10} {}", o.name, o.default, o.summary);
+            println!("  -o {:<22} {}", format!("{}={}", o.name, o.default), o.summary);
         }
         for p in &info.properties {
             println!("  property {:<28} {:<10} {}", p.name, p.modality.to_string(), p.summary);
@@ -135,7 +250,32 @@ fn targets() -> Result<Code> {
 }
 
 impl TargetArgs {
-    fn spec(&self) -> Result<(Box<dyn weft_core::Target>, RunSpec)> {
+    pub(crate) fn new(target: &str, variant: Option<&str>, options: &[String]) -> TargetArgs {
+        TargetArgs {
+            target: target.into(),
+            variant: variant.map(str::to_string),
+            options: options.to_vec(),
+            mode: None,
+            property: None,
+            contract: None,
+        }
+    }
+
+    /// The runner's default scenario with this command's overrides (`--contract`).
+    pub(crate) fn scenario(&self, runner: &dyn weft_core::Runner) -> weft_core::Scenario {
+        let mut scenario = runner.default_scenario();
+        if let Some(c) = self.contract {
+            scenario.disk.contract = c;
+        }
+        scenario
+    }
+
+    pub(crate) fn with_property(mut self, property: Option<String>) -> TargetArgs {
+        self.property = property;
+        self
+    }
+
+    pub(crate) fn spec(&self) -> Result<(Box<dyn weft_core::Target>, RunSpec)> {
         let target = registry::find(&self.target)?;
         let info = target.info();
         let variant = match &self.variant {
@@ -161,7 +301,7 @@ impl TargetArgs {
     }
 }
 
-fn describe_spec(spec: &RunSpec) -> String {
+pub(crate) fn describe_spec(spec: &RunSpec) -> String {
     let mut s = format!("{} --variant {}", spec.target, spec.variant);
     for (k, v) in &spec.options {
         s.push_str(&format!(" -o {k}={v}"));
@@ -172,61 +312,79 @@ fn describe_spec(spec: &RunSpec) -> String {
     s
 }
 
-/// Wall-clock budget, Ctrl-C and progress lines: the CLI side of a campaign.
-struct CliControl {
-    #[allow(clippy::disallowed_methods)] // the CLI owns the wall clock
-    start: std::time::Instant,
-    deadline: Option<std::time::Duration>,
-    interrupted: Arc<AtomicBool>,
-    last_report: std::sync::Mutex<std::time::Duration>,
+/// Human text goes to stdout, or to stderr when stdout carries `--json`.
+struct Out {
+    json: bool,
 }
 
-impl CliControl {
-    #[allow(clippy::disallowed_methods)] // the CLI owns the wall clock
-    fn new(deadline: Option<std::time::Duration>) -> CliControl {
-        let interrupted = Arc::new(AtomicBool::new(false));
-        let flag = interrupted.clone();
-        // If a handler cannot be installed (e.g. one already exists), Ctrl-C simply kills the
-        // process; repros already written are on disk either way.
-        let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
-        CliControl {
-            start: std::time::Instant::now(),
-            deadline,
-            interrupted,
-            last_report: std::sync::Mutex::new(std::time::Duration::ZERO),
+impl Out {
+    fn line(&self, text: impl AsRef<str>) {
+        if self.json {
+            eprintln!("{}", text.as_ref());
+        } else {
+            println!("{}", text.as_ref());
         }
     }
 }
 
-impl Control for CliControl {
-    fn should_stop(&self) -> bool {
-        self.interrupted.load(Ordering::Relaxed)
-            || self.deadline.is_some_and(|d| self.start.elapsed() >= d)
-    }
+fn sizes(decisions: usize, report: &weft_core::RunReport) -> Sizes {
+    Sizes { decisions: decisions as u64, events: report.events, faults: report.faults }
+}
 
-    fn progress(&self, p: &Progress) {
-        let now = self.start.elapsed();
-        let mut last = self.last_report.lock().expect("progress lock");
-        if now.as_secs_f64() - last.as_secs_f64() < 2.0 {
-            return;
-        }
-        *last = now;
-        let secs = now.as_secs_f64().max(1e-9);
-        eprintln!(
-            "  {:>8} runs  {:>9.0} runs/s  {:>11.0} events/s  {} violations  ({:.0}s)",
-            p.runs,
-            p.runs as f64 / secs,
-            p.events as f64 / secs,
-            p.failures,
-            secs
-        );
-    }
+fn show_sizes(s: &Sizes) -> String {
+    format!("{} decisions, {} events, {} faults", s.decisions, s.events, s.faults)
+}
+
+/// A shrunk repro goes beside the original: `x.json` → `x-shrunk.json`.
+fn shrunk_path(path: &Path) -> PathBuf {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let stem = stem.strip_suffix("-shrunk").unwrap_or(&stem).to_string();
+    path.with_file_name(format!("{stem}-shrunk.json"))
+}
+
+/// Shrinks `repro` within `budget`, returning the shrunk repro (its provenance says what it was
+/// shrunk from) and whether a fixpoint was reached.
+fn shrink_repro(
+    runner: &dyn Runner,
+    repro: &Repro,
+    budget: Budget,
+    show: Show,
+) -> Result<(Repro, weft_explore::Shrunk), weft_explore::ShrinkError> {
+    let (max_runs, deadline) = match budget {
+        Budget::Runs(n) => (n, None),
+        Budget::Time(t) => (u64::MAX, Some(t)),
+    };
+    // The shrinker reports no progress; the control gives it the wall-clock budget and Ctrl-C.
+    let control = CliControl::new(deadline, None, show, "shrink runs");
+    let shrunk = weft_explore::shrink(
+        runner,
+        &repro.scenario,
+        &repro.decisions,
+        &ShrinkOptions { max_runs },
+        &control,
+    );
+    control.finish();
+    let shrunk = shrunk?;
+    let before = repro.provenance.shrunk_from.unwrap_or(Sizes {
+        decisions: repro.decisions.len() as u64,
+        events: repro.events,
+        faults: repro.faults,
+    });
+    let mut out = repro.clone();
+    out.weft_version = weft_core::VERSION.into();
+    out.provenance.shrunk_from = Some(before);
+    out.decisions = shrunk.decisions.clone();
+    out.outcome = shrunk.report.outcome.clone();
+    out.trace_hash = shrunk.report.trace_hash;
+    out.events = shrunk.report.events;
+    out.faults = shrunk.report.faults;
+    Ok((out, shrunk))
 }
 
 fn explore(a: ExploreArgs) -> Result<Code> {
     let (target, spec) = a.target.spec()?;
     let runner = target.prepare(&spec)?;
-    let scenario = runner.default_scenario();
+    let scenario = a.target.scenario(runner.as_ref());
     let runs = match (a.runs, a.time) {
         (Some(n), _) => Some(n),
         (None, Some(_)) => None,
@@ -238,47 +396,114 @@ fn explore(a: ExploreArgs) -> Result<Code> {
     if jobs == 0 {
         bail!("--jobs must be at least 1");
     }
-    let opts = CampaignOptions { seed: a.seed, runs, jobs, strategy: Strategy::Random, scenario };
+    let strategy = Strategy::parse(&a.strategy, a.max_depth).expect("validated by clap");
+    let opts = CampaignOptions { seed: a.seed, runs, jobs, strategy, scenario };
+    let out = Out { json: a.json };
     // The seed and the derived configuration come first, so a killed run still leaves them.
-    println!("weft explore {}", describe_spec(&spec));
-    println!(
-        "  seed {}  budget {}  jobs {}  strategy {}",
+    out.line(format!("weft explore {}", describe_spec(&spec)));
+    let budget = match (runs, a.time) {
+        (Some(n), _) => format!("{n} runs"),
+        (None, Some(t)) => format!("{}s wall clock", t.as_secs_f64()),
+        (None, None) => unreachable!(),
+    };
+    let depth = match strategy {
+        Strategy::Exhaustive { max_depth } => format!("  max depth {max_depth}"),
+        _ => String::new(),
+    };
+    out.line(format!(
+        "  seed {}  budget {budget}  jobs {jobs}  strategy {}{depth}",
         opts.seed,
-        match (runs, a.time) {
-            (Some(n), _) => format!("{n} runs"),
-            (None, Some(t)) => format!("{}s wall clock", t.as_secs_f64()),
-            (None, None) => unreachable!(),
-        },
-        jobs,
-        opts.strategy.name()
-    );
-    println!("  scenario {}", serde_json::to_string(&opts.scenario)?);
-    let control = CliControl::new(a.time);
+        strategy.name()
+    ));
+    let base = if strategy == Strategy::Swarm { "base scenario" } else { "scenario" };
+    out.line(format!("  {base} {}", serde_json::to_string(&opts.scenario)?));
+    let show = Show::auto(a.quiet || a.json);
+    let control = CliControl::new(a.time, runs, show, "runs");
     let result = weft_explore::run_campaign(runner.as_ref(), &opts, &control);
-    #[allow(clippy::disallowed_methods)]
-    let secs = control.start.elapsed().as_secs_f64().max(1e-9);
-    println!(
-        "  {} runs, {} events in {:.2}s ({:.0} events/s)",
+    control.finish();
+    let secs = control.elapsed().as_secs_f64().max(1e-9);
+    out.line(format!(
+        "  {} runs, {} events in {:.2}s ({:.0} runs/s, {:.0} events/s), {} distinct features",
         result.runs,
         result.events,
         secs,
-        result.events as f64 / secs
-    );
+        result.runs as f64 / secs,
+        result.events as f64 / secs,
+        result.features
+    ));
     let outcomes: Vec<String> = result.outcomes.iter().map(|(k, n)| format!("{k}: {n}")).collect();
-    println!("  outcomes: {}", outcomes.join(", "));
+    out.line(format!("  outcomes: {}", outcomes.join(", ")));
+    if let Some(x) = &result.exhaustive {
+        out.line(format!(
+            "  exhaustive: {} distinct states, deepest checkpoint {}, depth bound {}, {} paths \
+             cut at the bound, {} decisions wider than {} values; {}",
+            x.states,
+            x.max_depth,
+            x.depth_bound,
+            x.cut_at_bound,
+            x.wide_decisions,
+            weft_explore::MAX_CHOICES,
+            if x.exhausted {
+                "the bounded space was exhausted"
+            } else {
+                "the bounded space was NOT exhausted"
+            }
+        ));
+    }
     let info = target.info();
+    let mut vacuous = Vec::new();
     for p in info.properties.iter().filter(|p| p.modality == weft_core::Modality::Sometimes) {
         if !result.sometimes_hit.iter().any(|h| h == p.name) {
-            println!("  vacuous: sometimes-property {} never held in this campaign", p.name);
+            out.line(format!(
+                "  vacuous: sometimes-property {} never held in this campaign",
+                p.name
+            ));
+            vacuous.push(p.name);
         }
+    }
+    let mut summary = json!({
+        "command": "explore",
+        "target": spec.target,
+        "variant": spec.variant,
+        "options": spec.options,
+        "property": spec.property,
+        "seed": a.seed,
+        "strategy": strategy.name(),
+        "jobs": jobs,
+        "runs": result.runs,
+        "events": result.events,
+        "seconds": secs,
+        "features": result.features,
+        "outcomes": result.outcomes.iter().cloned().collect::<BTreeMap<_, _>>(),
+        "vacuous": vacuous,
+        "interrupted": result.interrupted && result.found.is_none(),
+    });
+    if let Some(x) = &result.exhaustive {
+        summary["exhaustive"] = json!({
+            "states": x.states, "max_depth": x.max_depth, "depth_bound": x.depth_bound,
+            "cut_at_bound": x.cut_at_bound, "wide_decisions": x.wide_decisions,
+            "exhausted": x.exhausted,
+        });
+    }
+    let finish = |code: Code, mut summary: serde_json::Value| -> Result<Code> {
+        if a.json {
+            summary["exit_code"] = json!(code as u8);
+            println!("{}", serde_json::to_string(&summary)?);
+        }
+        Ok(code)
+    };
+    if let Some(why) = &result.unsupported {
+        out.line(format!("UNSUPPORTED strategy {}: {why}", strategy.name()));
+        summary["unsupported"] = json!(why);
+        return finish(Code::Unsupported, summary);
     }
     let Some(found) = result.found else {
         if result.interrupted {
-            println!("interrupted: no violation found in {} runs", result.runs);
-            return Ok(Code::Interrupted);
+            out.line(format!("interrupted: no violation found in {} runs", result.runs));
+            return finish(Code::Interrupted, summary);
         }
-        println!("no violation found in {} runs", result.runs);
-        return Ok(Code::Ok);
+        out.line(format!("no violation found in {} runs", result.runs));
+        return finish(Code::Ok, summary);
     };
     let repro = Repro {
         format: weft_report::FORMAT.into(),
@@ -290,7 +515,7 @@ fn explore(a: ExploreArgs) -> Result<Code> {
         provenance: Provenance {
             campaign_seed: a.seed,
             run_index: found.run_index,
-            strategy: opts.strategy.name().into(),
+            strategy: strategy.name().into(),
             shrunk_from: None,
         },
         decisions: found.decisions.clone(),
@@ -303,9 +528,10 @@ fn explore(a: ExploreArgs) -> Result<Code> {
         "{}-{}-seed{}-run{}.json",
         spec.target, spec.variant, a.seed, found.run_index
     ));
+    // Written before shrinking, so an interrupted or failed shrink loses nothing.
     repro.write(&path)?;
-    println!("VIOLATION {}", found.report.outcome);
-    println!(
+    out.line(format!("VIOLATION {}", found.report.outcome));
+    out.line(format!(
         "  run {} (seed {:#x}): {} events, {} faults, {} decisions, trace hash {:016x}",
         found.run_index,
         found.seed,
@@ -313,22 +539,162 @@ fn explore(a: ExploreArgs) -> Result<Code> {
         found.report.faults,
         found.decisions.len(),
         found.report.trace_hash
+    ));
+    if strategy == Strategy::Swarm {
+        out.line(format!("  run scenario {}", serde_json::to_string(&found.scenario.rates)?));
+    }
+    out.line(format!("  repro: {}", path.display()));
+    let before = sizes(found.decisions.len(), &found.report);
+    summary["violation"] = json!({
+        "kind": found.report.outcome.kind(),
+        "property": found.report.outcome.property(),
+        "detail": found.report.outcome.to_string(),
+        "run_index": found.run_index,
+        "repro": path,
+        "before": before,
+    });
+    let mut reproduce = path.clone();
+    if !a.no_shrink {
+        match shrink_repro(runner.as_ref(), &repro, a.shrink.shrink_budget, show) {
+            Ok((small, shrunk)) => {
+                let spath = shrunk_path(&path);
+                small.write(&spath)?;
+                let after = sizes(small.decisions.len(), &shrunk.report);
+                out.line(format!(
+                    "  shrunk in {} runs{}: {} -> {}",
+                    shrunk.runs,
+                    if shrunk.complete { "" } else { " (budget reached: best so far)" },
+                    show_sizes(&before),
+                    show_sizes(&after)
+                ));
+                out.line(format!("  shrunk repro: {}", spath.display()));
+                summary["violation"]["shrunk_repro"] = json!(spath);
+                summary["violation"]["after"] = json!(after);
+                summary["violation"]["shrink_runs"] = json!(shrunk.runs);
+                summary["violation"]["shrink_complete"] = json!(shrunk.complete);
+                reproduce = spath;
+            }
+            Err(e) => out.line(format!("  not shrunk: {e}")),
+        }
+    }
+    summary["reproduce"] = json!(format!("weft replay {}", reproduce.display()));
+    out.line(format!("reproduce: weft replay {}", reproduce.display()));
+    finish(Code::Violation, summary)
+}
+
+fn shrink(a: ShrinkArgs) -> Result<Code> {
+    let repro = Repro::read(&a.path)?;
+    let target = registry::find(&repro.spec.target)?;
+    let runner = target.prepare(&repro.spec)?;
+    println!("weft shrink {} ({})", a.path.display(), describe_spec(&repro.spec));
+    let show = Show::auto(false);
+    let (small, shrunk) = match shrink_repro(runner.as_ref(), &repro, a.shrink.shrink_budget, show)
+    {
+        Ok(x) => x,
+        Err(e) => {
+            println!("DIVERGED: {e}; recorded: {}", repro.outcome);
+            return Ok(Code::Diverged);
+        }
+    };
+    let out = a.out.unwrap_or_else(|| shrunk_path(&a.path));
+    small.write(&out)?;
+    let before = sizes(
+        repro.decisions.len(),
+        &weft_core::RunReport {
+            outcome: repro.outcome.clone(),
+            trace_hash: repro.trace_hash,
+            events: repro.events,
+            faults: repro.faults,
+            end_time: weft_core::SimTime::ZERO,
+            sometimes: Vec::new(),
+        },
     );
-    println!("reproduce: weft replay {}", path.display());
+    println!("  outcome: {}", small.outcome);
+    println!(
+        "  shrunk in {} runs{}: {} -> {}",
+        shrunk.runs,
+        if shrunk.complete { "" } else { " (budget reached: best so far)" },
+        show_sizes(&before),
+        show_sizes(&sizes(small.decisions.len(), &shrunk.report))
+    );
+    println!("reproduce: weft replay {}", out.display());
     Ok(Code::Violation)
+}
+
+fn show(a: ShowArgs) -> Result<Code> {
+    let repro = Repro::read(&a.path)?;
+    let target = registry::find(&repro.spec.target)?;
+    let runner = target.prepare(&repro.spec)?;
+    let r = weft_explore::replay(runner.as_ref(), &repro.scenario, &repro.decisions, true);
+    let diverged = r.report.trace_hash != repro.trace_hash || r.report.outcome != repro.outcome;
+    if a.html.is_none() && a.shiviz.is_none() {
+        print!("{}", weft_report::timeline::render(&r.events));
+    }
+    if let Some(path) = &a.html {
+        let mut lines = vec![
+            format!("{}", describe_spec(&repro.spec)),
+            format!("outcome: {}", r.report.outcome),
+            format!(
+                "{} decisions, {} events, {} faults, trace hash {:016x}",
+                repro.decisions.len(),
+                r.report.events,
+                r.report.faults,
+                r.report.trace_hash
+            ),
+        ];
+        if let Some(from) = &repro.provenance.shrunk_from {
+            lines.push(format!("shrunk from {}", show_sizes(from)));
+        }
+        lines.push(format!("reproduce: weft replay {}", a.path.display()));
+        let title = format!("weft: {}", a.path.display());
+        let page = weft_report::html::render(
+            &weft_report::html::Header { title: &title, lines: &lines },
+            &r.events,
+        );
+        std::fs::write(path, page).with_context(|| format!("cannot write {}", path.display()))?;
+        println!("wrote {} ({} events)", path.display(), r.events.len());
+    }
+    if let Some(path) = &a.shiviz {
+        std::fs::write(path, weft_report::shiviz::render(&r.events))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        println!(
+            "wrote {} (paste into ShiViz; the first line is its parsing regex)",
+            path.display()
+        );
+    }
+    if diverged {
+        eprintln!(
+            "weft: warning: the replay did not reproduce the recorded run (recorded: {}); shown \
+             is what the replay did",
+            repro.outcome
+        );
+        return Ok(Code::Diverged);
+    }
+    Ok(Code::Ok)
 }
 
 fn replay(a: ReplayArgs) -> Result<Code> {
     let repro = Repro::read(&a.path)?;
     let target = registry::find(&repro.spec.target)?;
     let runner = target.prepare(&repro.spec)?;
-    let r = weft_explore::replay(runner.as_ref(), &repro.scenario, &repro.decisions, a.timeline);
+    let mut scenario = repro.scenario.clone();
+    scenario.disk.audit = a.contract;
+    let r = weft_explore::replay(runner.as_ref(), &scenario, &repro.decisions, a.timeline);
     if a.timeline {
         print!("{}", weft_report::timeline::render(&r.events));
     }
     println!("weft replay {} ({})", a.path.display(), describe_spec(&repro.spec));
     println!("  outcome: {}", r.report.outcome);
     println!("  trace hash {:016x} (recorded {:016x})", r.report.trace_hash, repro.trace_hash);
+    if let (Some(c), Outcome::OutsideModel { detail }) = (a.contract, &r.report.outcome) {
+        println!(
+            "not reachable under `{}`: {detail}\n  (recorded under `{}`: {})",
+            c.name(),
+            repro.scenario.disk.contract.name(),
+            repro.outcome
+        );
+        return Ok(Code::Ok);
+    }
     let same = r.report.trace_hash == repro.trace_hash && r.report.outcome == repro.outcome;
     if !same {
         println!(
@@ -350,7 +716,7 @@ fn replay(a: ReplayArgs) -> Result<Code> {
 fn check_determinism(a: DeterminismArgs) -> Result<Code> {
     let (target, spec) = a.target.spec()?;
     let runner = target.prepare(&spec)?;
-    let scenario = runner.default_scenario();
+    let scenario = a.target.scenario(runner.as_ref());
     println!(
         "weft check-determinism {}  seeds {}  base seed {}",
         describe_spec(&spec),
@@ -365,5 +731,43 @@ fn check_determinism(a: DeterminismArgs) -> Result<Code> {
         }
     }
     println!("deterministic: {} seeds, each run twice, identical traces", a.seeds);
+    Ok(Code::Ok)
+}
+
+fn explain_crash(a: ExplainArgs) -> Result<Code> {
+    let repro = Repro::read(&a.path)?;
+    let target = registry::find(&repro.spec.target)?;
+    let runner = target.prepare(&repro.spec)?;
+    let recorded = repro.scenario.disk.contract;
+    let r = weft_explore::replay(runner.as_ref(), &repro.scenario, &repro.decisions, true);
+    println!("weft explain-crash {} (recorded under `{}`)", a.path.display(), recorded.name());
+    let mut crashes = 0;
+    for e in &r.events {
+        match e.kind {
+            weft_core::EventKind::Crash => {
+                crashes += 1;
+                println!("{}", weft_report::timeline::line(e));
+            }
+            weft_core::EventKind::Note if crashes > 0 => {
+                println!("{}", weft_report::timeline::line(e))
+            }
+            _ => {}
+        }
+    }
+    if crashes == 0 {
+        println!("  no crash in this run");
+        return Ok(Code::Ok);
+    }
+    for c in weft_core::Contract::ALL {
+        let mut scenario = repro.scenario.clone();
+        scenario.disk.audit = Some(c);
+        let audited = weft_explore::replay(runner.as_ref(), &scenario, &repro.decisions, false);
+        match audited.report.outcome {
+            Outcome::OutsideModel { detail } => {
+                println!("  {:<8} not reachable: {detail}", c.name())
+            }
+            _ => println!("  {:<8} every crash state of this run is reachable", c.name()),
+        }
+    }
     Ok(Code::Ok)
 }

@@ -3,7 +3,14 @@
 use weft_core::Target;
 
 pub fn all() -> Vec<Box<dyn Target>> {
-    vec![Box::new(weft_target_primary_backup::PrimaryBackup)]
+    let mut all: Vec<Box<dyn Target>> = vec![
+        Box::new(weft_target_primary_backup::PrimaryBackup),
+        Box::new(weft_target_chord::Chord),
+    ];
+    for demo in weft_target_storage::Demo::ALL {
+        all.push(Box::new(weft_target_storage::StorageDemo(demo)));
+    }
+    all
 }
 
 pub fn find(name: &str) -> anyhow::Result<Box<dyn Target>> {

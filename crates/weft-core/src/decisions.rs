@@ -14,7 +14,15 @@ use crate::rng::{Ratio, Rng};
 #[derive(Clone, Debug)]
 enum Source {
     Random(Rng),
-    Replay { list: Vec<u64>, pos: usize, tail: Option<Rng> },
+    /// `labels[i]`, when present and non-zero, names the alternative decision `i` chose (see
+    /// [`Decisions::choose_labeled`]); it takes precedence over the index while it matches an
+    /// alternative offered.
+    Replay {
+        list: Vec<u64>,
+        labels: Vec<u64>,
+        pos: usize,
+        tail: Option<Rng>,
+    },
 }
 
 /// A source of decisions plus the log of every decision it answered.
@@ -25,41 +33,79 @@ pub struct Decisions {
     log: Vec<u64>,
     /// The bound `n` of each decision point (the value was in `[0, n)`).
     bounds: Vec<u64>,
+    /// The label of the alternative chosen at each decision point (0: unlabelled).
+    labels: Vec<u64>,
 }
 
 impl Decisions {
     /// Draws every decision from `Rng::new(seed)`.
     pub fn random(seed: u64) -> Decisions {
-        Decisions { source: Source::Random(Rng::new(seed)), log: Vec::new(), bounds: Vec::new() }
+        Decisions {
+            source: Source::Random(Rng::new(seed)),
+            log: Vec::new(),
+            bounds: Vec::new(),
+            labels: Vec::new(),
+        }
     }
 
     /// Answers from `list`; past its end, answers 0.
     pub fn replay(list: Vec<u64>) -> Decisions {
+        Decisions::replay_labeled(list, Vec::new())
+    }
+
+    /// Answers from `list`, but where `labels[i]` is non-zero and names one of the alternatives
+    /// offered by a labelled choice, answers that alternative instead of index `list[i]`. The
+    /// shrinker uses it so that deleting one step of a schedule does not turn every later step
+    /// into a different one: later decisions still pick the same *named* alternatives.
+    pub fn replay_labeled(list: Vec<u64>, labels: Vec<u64>) -> Decisions {
         Decisions {
-            source: Source::Replay { list, pos: 0, tail: None },
+            source: Source::Replay { list, labels, pos: 0, tail: None },
             log: Vec::new(),
             bounds: Vec::new(),
+            labels: Vec::new(),
         }
     }
 
     /// Answers from `prefix`, then draws at random from `Rng::new(seed)` (mutation-based search).
     pub fn replay_then_random(prefix: Vec<u64>, seed: u64) -> Decisions {
         Decisions {
-            source: Source::Replay { list: prefix, pos: 0, tail: Some(Rng::new(seed)) },
+            source: Source::Replay {
+                list: prefix,
+                labels: Vec::new(),
+                pos: 0,
+                tail: Some(Rng::new(seed)),
+            },
             log: Vec::new(),
             bounds: Vec::new(),
+            labels: Vec::new(),
         }
     }
 
     #[inline]
     fn draw(&mut self, n: u64, random: impl FnOnce(&mut Rng) -> u64) -> u64 {
+        self.draw_labeled(n, None, random)
+    }
+
+    /// `label_of(i)` names alternative `i` (0: it cannot be matched by label).
+    #[inline]
+    fn draw_labeled(
+        &mut self,
+        n: u64,
+        label_of: Option<&dyn Fn(u64) -> u64>,
+        random: impl FnOnce(&mut Rng) -> u64,
+    ) -> u64 {
         debug_assert!(n >= 2);
         let v = match &mut self.source {
             Source::Random(rng) => random(rng),
-            Source::Replay { list, pos, tail } => {
+            Source::Replay { list, labels, pos, tail } => {
                 if let Some(&v) = list.get(*pos) {
+                    let want = labels.get(*pos).copied().unwrap_or(0);
                     *pos += 1;
-                    v.min(n - 1)
+                    let by_label = match label_of {
+                        Some(f) if want != 0 => (0..n).find(|&i| f(i) == want),
+                        _ => None,
+                    };
+                    by_label.unwrap_or(v.min(n - 1))
                 } else if let Some(rng) = tail {
                     random(rng)
                 } else {
@@ -70,7 +116,31 @@ impl Decisions {
         assert!(v < n, "decision {v} out of bound {n}");
         self.log.push(v);
         self.bounds.push(n);
+        self.labels.push(label_of.map_or(0, |f| f(v)));
         v
+    }
+
+    /// Like [`Decisions::choose`] over `labels.len()` alternatives, each named by a stable label
+    /// (e.g. a hash of "Stabilize n2"; 0 = unnamed). Recorded with the chosen label, so a
+    /// labelled replay follows names rather than positions.
+    pub fn choose_labeled(&mut self, labels: &[u64]) -> usize {
+        assert!(!labels.is_empty(), "choose_labeled(): no alternatives");
+        let n = labels.len() as u64;
+        if n == 1 {
+            return 0;
+        }
+        self.draw_labeled(n, Some(&|i| labels[i as usize]), |rng| rng.below(n)) as usize
+    }
+
+    /// [`Decisions::weighted`] with a stable label per alternative; a label never selects an
+    /// alternative of weight 0.
+    pub fn weighted_labeled(&mut self, weights: &[u32], labels: &[u64]) -> usize {
+        assert_eq!(weights.len(), labels.len(), "one label per alternative");
+        if weights.len() == 1 {
+            return 0;
+        }
+        let label_of = |i: u64| if weights[i as usize] > 0 { labels[i as usize] } else { 0 };
+        self.weighted_inner(weights, Some(&label_of))
     }
 
     /// A value in `[0, n)`, uniform when random. `choose(1)` is not a decision: it answers 0 and
@@ -101,9 +171,27 @@ impl Decisions {
         if weights.len() == 1 {
             return 0;
         }
+        self.weighted_inner(weights, None)
+    }
+
+    fn weighted_inner(&mut self, weights: &[u32], label_of: Option<&dyn Fn(u64) -> u64>) -> usize {
         let total: u64 = weights.iter().map(|&w| w as u64).sum();
         assert!(total > 0, "weighted(): all weights are zero");
-        self.draw(weights.len() as u64, |rng| {
+        // A replayed list (mutated by a search, edited by the shrinker) may name an alternative
+        // whose weight is 0 — a fault kind whose budget is spent or that the scenario switched
+        // off. Answer the nearest allowed one below it (else above), so replay never leaves the
+        // scenario's budget; the log records the value actually used.
+        if let Source::Replay { list, pos, .. } = &mut self.source {
+            if let Some(v) = list.get_mut(*pos) {
+                let i = (*v).min(weights.len() as u64 - 1) as usize;
+                if weights[i] == 0 {
+                    let allowed =
+                        (0..i).rev().chain(i + 1..weights.len()).find(|&j| weights[j] > 0);
+                    *v = allowed.expect("some weight is positive") as u64;
+                }
+            }
+        }
+        self.draw_labeled(weights.len() as u64, label_of, |rng| {
             let mut x = rng.below(total);
             for (i, &w) in weights.iter().enumerate() {
                 if x < w as u64 {
@@ -118,6 +206,11 @@ impl Decisions {
     /// The decisions answered so far: replaying them reproduces this run.
     pub fn log(&self) -> &[u64] {
         &self.log
+    }
+
+    /// The label of the alternative chosen at each logged decision (0: unlabelled).
+    pub fn labels(&self) -> &[u64] {
+        &self.labels
     }
 
     /// The bound of each logged decision.
@@ -191,6 +284,33 @@ mod tests {
         assert_eq!(d.choose(3), 2);
         let _ = d.choose(3);
         assert_eq!(d.len(), 3);
+    }
+
+    #[test]
+    fn replay_never_picks_a_zero_weight_either() {
+        let mut d = Decisions::replay(vec![1, 2, 0]);
+        assert_eq!(d.weighted(&[1, 0, 3]), 0);
+        assert_eq!(d.weighted(&[0, 0, 3]), 2);
+        assert_eq!(d.weighted(&[0, 5, 3]), 1);
+        assert_eq!(d.log(), &[0, 2, 1]);
+    }
+
+    #[test]
+    fn labelled_replay_follows_names_not_positions() {
+        // Record: pick "b" among [a, b, c], then "c" among [a, c].
+        let mut d = Decisions::replay(vec![1, 1]);
+        assert_eq!(d.choose_labeled(&[10, 20, 30]), 1);
+        assert_eq!(d.choose_labeled(&[10, 30]), 1);
+        assert_eq!(d.labels(), &[20, 30]);
+        // Delete the first decision: a positional replay now picks index 1 = "c" among
+        // [a, c, b]'s positions; a labelled replay still picks "c" by name wherever it is.
+        let mut d = Decisions::replay_labeled(vec![1], vec![30]);
+        assert_eq!(d.choose_labeled(&[30, 10, 20]), 0);
+        assert_eq!(d.log(), &[0]);
+        // An unknown label falls back to the index; weight 0 is never chosen by label.
+        let mut d = Decisions::replay_labeled(vec![2, 0], vec![99, 20]);
+        assert_eq!(d.choose_labeled(&[10, 20, 30]), 2);
+        assert_eq!(d.weighted_labeled(&[1, 0], &[10, 20]), 0);
     }
 
     #[test]

@@ -16,7 +16,7 @@ pub use decisions::Decisions;
 pub use hash::{stable_hash, StableHasher};
 pub use outcome::{Modality, Outcome};
 pub use rng::{derive_seed, Ratio, Rng};
-pub use scenario::{FaultBudget, FaultRates, Scenario};
+pub use scenario::{Contract, DiskConfig, FaultBudget, FaultRates, Scenario};
 pub use target::{
     ConfigError, Event, EventKind, Flow, NullObserver, Observer, OptionInfo, PropertyInfo,
     Recorder, RunReport, RunSpec, Runner, Target, TargetInfo, TraceHasher, VariantInfo,

@@ -60,6 +60,92 @@ pub struct Scenario {
     pub heal_phase: SimDuration,
     /// Hard bound on events in one run.
     pub max_events: u64,
+    /// The simulated disks' persistence contract and fault knobs.
+    #[serde(default)]
+    pub disk: DiskConfig,
+}
+
+/// Which crash states a simulated disk may be in when its node restarts. Nested: every crash
+/// state `durable` allows, `fsync` allows; every one `fsync` allows, `posix` allows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Contract {
+    /// Every completed operation survives a crash.
+    #[default]
+    Durable,
+    /// File data survives up to its last fsync/fdatasync; later writes are lost as an in-order
+    /// suffix of whole calls; namespace operations are durable on return.
+    Fsync,
+    /// Unsynced data survives per block in any subset; an appended size may survive without its
+    /// data; namespace operations need an fsync of their parent directory.
+    Posix,
+}
+
+impl Contract {
+    pub const ALL: [Contract; 3] = [Contract::Durable, Contract::Fsync, Contract::Posix];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Contract::Durable => "durable",
+            Contract::Fsync => "fsync",
+            Contract::Posix => "posix",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Contract> {
+        Contract::ALL.into_iter().find(|c| c.name() == text)
+    }
+}
+
+/// Disk faults, each off by default and bounded by `budget` (a total over all kinds).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DiskConfig {
+    pub contract: Contract,
+    /// Unit of loss under `posix` (bytes).
+    pub block_size: u32,
+    /// Per mutating storage call in the fault phase: crash the node right before the call (so
+    /// a crash can fall between two storage calls of one handler). Counts toward
+    /// `FaultBudget::crashes`.
+    pub crash_at_call: Ratio,
+    /// Per write / fsync: fail with EIO.
+    pub eio: Ratio,
+    /// Per write: fail with ENOSPC.
+    pub enospc: Ratio,
+    /// Per fsync: fail with EIO and drop the file's dirty pages; a retried fsync then reports
+    /// success (Linux's behaviour).
+    pub fsync_drops_pages: Ratio,
+    /// Per read: one byte of the result is flipped.
+    pub corrupt_read: Ratio,
+    /// Per read: the read fails with EIO (a latent sector error).
+    pub latent_error: Ratio,
+    /// Per write: the data lands one block away from where it was meant to.
+    pub misdirect: Ratio,
+    /// At most this many injected disk faults per run (crashes at calls are budgeted as crashes).
+    pub budget: u32,
+    /// Replay under another contract: every crash state (drawn under `contract`) is also
+    /// checked against this one; a state it does not allow ends the run as `outside_model`,
+    /// naming the rule.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audit: Option<Contract>,
+}
+
+impl Default for DiskConfig {
+    fn default() -> DiskConfig {
+        DiskConfig {
+            contract: Contract::Durable,
+            block_size: 512,
+            crash_at_call: Ratio::ZERO,
+            eio: Ratio::ZERO,
+            enospc: Ratio::ZERO,
+            fsync_drops_pages: Ratio::ZERO,
+            corrupt_read: Ratio::ZERO,
+            latent_error: Ratio::ZERO,
+            misdirect: Ratio::ZERO,
+            budget: 0,
+            audit: None,
+        }
+    }
 }
 
 impl Default for Scenario {
@@ -82,6 +168,7 @@ impl Default for Scenario {
             fault_phase: SimDuration::from_secs(2),
             heal_phase: SimDuration::from_secs(2),
             max_events: 200_000,
+            disk: DiskConfig::default(),
         }
     }
 }

@@ -1,8 +1,11 @@
 //! weft-report owns what weft hands back to people and tools: the versioned repro file
-//! ([`Repro`]), the fixed-column text timeline ([`timeline`]) and the self-contained HTML
-//! space-time diagram. It formats; it decides nothing about runs.
+//! ([`Repro`]), the fixed-column text timeline ([`timeline`]), the self-contained HTML
+//! space-time diagram ([`html`]) and a ShiViz log with computed vector clocks ([`shiviz`]). It
+//! formats; it decides nothing about runs.
 
+pub mod html;
 pub mod repro;
+pub mod shiviz;
 pub mod timeline;
 
 pub use repro::{Provenance, Repro, ReproError, Sizes, FORMAT, FORMAT_VERSION};

@@ -55,6 +55,18 @@ pub enum Fault {
     },
 }
 
+/// A fault's duration: 1 ms plus a decision, at most `outage_max` (0 = the shortest).
+pub(crate) fn duration(scenario: &Scenario, d: &mut Decisions) -> SimDuration {
+    let span = scenario.outage_max.0 / 1_000_000;
+    SimDuration::from_millis(1 + d.choose(span.max(1)))
+}
+
+/// How long a crashed node stays down (None: until the heal phase, or for good if the scenario
+/// does not restart nodes).
+pub(crate) fn outage(scenario: &Scenario, d: &mut Decisions) -> Option<SimDuration> {
+    (scenario.restart && scenario.outage_max.0 > 0).then(|| duration(scenario, d))
+}
+
 /// Draws the fault (if any) injected at one opportunity. `up[i]` says whether node `i` is up;
 /// `gate(i)` whether node `i` may crash now.
 pub fn opportunity(
@@ -80,10 +92,7 @@ pub fn opportunity(
     if live.is_empty() {
         return None;
     }
-    let duration = |d: &mut Decisions| {
-        let span = scenario.outage_max.0 / 1_000_000;
-        SimDuration::from_millis(1 + d.choose(span.max(1)))
-    };
+    let duration = |d: &mut Decisions| duration(scenario, d);
     match kind {
         1 => {
             let candidates: Vec<u32> = live.into_iter().filter(|&n| gate(n)).collect();
@@ -91,8 +100,7 @@ pub fn opportunity(
                 return None;
             }
             let node = candidates[decisions.choose(candidates.len() as u64) as usize];
-            let outage =
-                (scenario.restart && scenario.outage_max.0 > 0).then(|| duration(decisions));
+            let outage = outage(scenario, decisions);
             counts.crashes += 1;
             Some(Fault::Crash { node, outage })
         }

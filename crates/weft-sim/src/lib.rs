@@ -1,17 +1,21 @@
 //! weft-sim is the deterministic kernel for in-process targets: the [`Node`] trait (sans-IO
 //! nodes that push effects into their [`Ctx`]), the event queue in simulated time with
 //! deterministic tie-breaking, the datagram [`net`]work model, node and network [`faults`] within
-//! a budget, the fault and heal phases, and property checks with a modality. One call of
+//! a budget, per-node simulated [`disk`]s with three persistence contracts, the fault and heal phases, and property checks with a modality. One call of
 //! [`SimSpec::run`] is one run: a pure function of the spec, the scenario and the decisions.
 //! The kernel does no IO, reads no clock and creates no thread; target panics become
 //! `Outcome::TargetCrashed`.
 
+pub mod disk;
 pub mod faults;
 pub mod net;
+mod storage;
 mod world;
 
+pub use disk::{CrashState, Disk};
 pub use faults::{Fault, FaultCounts};
 pub use net::{Fate, Network};
+pub use storage::DiskIo;
 pub use world::{
     Ctx, Node, NodeId, Observation, Phase, Property, SimSpec, TimerId, View, Workload,
 };

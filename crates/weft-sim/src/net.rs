@@ -29,16 +29,19 @@ pub(crate) fn weight(r: Ratio) -> u32 {
 }
 
 /// Which directed links are cut. Latency and fault decisions live in [`Network::route`].
+///
+/// Cuts are counted, so overlapping partitions compose: a link isolated by one fault and cut by
+/// another comes back only when both have healed.
 #[derive(Clone, Debug)]
 pub struct Network {
     nodes: usize,
-    /// `cut[from * nodes + to]`: datagrams from → to are lost.
-    cut: Vec<bool>,
+    /// `cut[from * nodes + to]`: how many active faults cut datagrams from → to.
+    cut: Vec<u16>,
 }
 
 impl Network {
     pub fn new(nodes: usize) -> Network {
-        Network { nodes, cut: vec![false; nodes * nodes] }
+        Network { nodes, cut: vec![0; nodes * nodes] }
     }
 
     pub fn nodes(&self) -> usize {
@@ -46,29 +49,54 @@ impl Network {
     }
 
     pub fn is_cut(&self, from: u32, to: u32) -> bool {
-        self.cut[from as usize * self.nodes + to as usize]
+        self.cut[from as usize * self.nodes + to as usize] > 0
     }
 
-    pub fn set_cut(&mut self, from: u32, to: u32, cut: bool) {
-        self.cut[from as usize * self.nodes + to as usize] = cut;
-    }
-
-    /// Cuts (or restores) every link to and from `node`.
-    pub fn isolate(&mut self, node: u32, cut: bool) {
-        for other in 0..self.nodes as u32 {
-            if other != node {
-                self.set_cut(node, other, cut);
-                self.set_cut(other, node, cut);
-            }
+    /// Adds (`cut = true`) or removes one cut of the link from → to. Returns true when this
+    /// brought the pair back to connected in both directions.
+    pub fn set_cut(&mut self, from: u32, to: u32, cut: bool) -> bool {
+        let c = &mut self.cut[from as usize * self.nodes + to as usize];
+        if cut {
+            *c += 1;
+            false
+        } else if *c > 0 {
+            *c -= 1;
+            *c == 0 && !self.is_cut(to, from)
+        } else {
+            false
         }
     }
 
-    pub fn heal_all(&mut self) {
-        self.cut.iter_mut().for_each(|c| *c = false);
+    /// Cuts (or restores) every link to and from `node`. Returns the peers whose link with
+    /// `node` came back in both directions.
+    pub fn isolate(&mut self, node: u32, cut: bool) -> Vec<u32> {
+        let mut up = Vec::new();
+        for other in 0..self.nodes as u32 {
+            if other != node {
+                let a = self.set_cut(node, other, cut);
+                let b = self.set_cut(other, node, cut);
+                if a || b {
+                    up.push(other);
+                }
+            }
+        }
+        up
+    }
+
+    /// Removes every cut. Returns the pairs `(a, b)`, `a < b`, that were disconnected in some
+    /// direction and are connected again.
+    pub fn heal_all(&mut self) -> Vec<(u32, u32)> {
+        let n = self.nodes as u32;
+        let pairs = (0..n)
+            .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
+            .filter(|&(a, b)| self.is_cut(a, b) || self.is_cut(b, a))
+            .collect();
+        self.cut.iter_mut().for_each(|c| *c = 0);
+        pairs
     }
 
     pub fn any_cut(&self) -> bool {
-        self.cut.iter().any(|&c| c)
+        self.cut.iter().any(|&c| c > 0)
     }
 
     /// Decides the fate of one datagram sent at `now`. Message faults are injected only while
@@ -168,7 +196,13 @@ mod tests {
             net.route((1, 0), SimTime(0), &s, true, &mut c, &mut d),
             Fate::Deliver(_)
         ));
-        net.heal_all();
+        let mut net = Network::new(2);
+        net.set_cut(0, 1, true);
+        net.isolate(1, true);
+        assert!(!net.set_cut(0, 1, false), "still cut by the isolation");
+        assert_eq!(net.isolate(1, false), vec![0], "the pair is back");
+        net.set_cut(1, 0, true);
+        assert_eq!(net.heal_all(), vec![(0, 1)]);
         assert!(!net.any_cut());
     }
 }

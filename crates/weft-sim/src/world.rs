@@ -2,8 +2,10 @@
 //! network and fault models, and the property checks — one deterministic run per call of
 //! [`SimSpec::run`].
 
+use crate::disk::{Disk, DiskFaultCounts};
 use crate::faults::{self, Fault, FaultCounts};
 use crate::net::{Fate, Network};
+use crate::storage::{CrashPoint, DiskIo};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::fmt::Debug;
@@ -39,6 +41,10 @@ pub trait Node: Sized + 'static {
     /// other events is a decision.
     fn on_timer(&mut self, timer: TimerId, tag: u64, ctx: &mut Ctx<'_, Self>);
     fn on_request(&mut self, _req: Self::Req, _ctx: &mut Ctx<'_, Self>) {}
+    /// The link with `peer` is usable in both directions again after a partition (like a
+    /// reconnected session; libraries such as omnipaxos need to hear of it). Called on both
+    /// ends, only while the node is up.
+    fn on_link_up(&mut self, _peer: NodeId, _ctx: &mut Ctx<'_, Self>) {}
     /// Called on a node rebuilt by the factory after a crash (its volatile state is gone).
     fn on_recover(&mut self, ctx: &mut Ctx<'_, Self>) {
         self.on_start(ctx)
@@ -66,6 +72,11 @@ pub struct Ctx<'a, N: Node> {
     next_timer: &'a mut u64,
     outbox: &'a mut Vec<Effect<N>>,
     decisions: &'a mut Decisions,
+    disk: &'a mut Disk,
+    scenario: &'a Scenario,
+    counts: &'a mut FaultCounts,
+    disk_counts: &'a mut DiskFaultCounts,
+    faulty: bool,
 }
 
 impl<N: Node> Ctx<'_, N> {
@@ -99,6 +110,18 @@ impl<N: Node> Ctx<'_, N> {
     /// run's decision source so it replays and shrinks. 0 should be the simplest value.
     pub fn choose(&mut self, n: u64) -> u64 {
         self.decisions.choose(n)
+    }
+    /// This node's disk. It survives crashes in the state the scenario's persistence contract
+    /// allows; every mutating call is a possible crash point.
+    pub fn disk(&mut self) -> DiskIo<'_> {
+        DiskIo {
+            disk: self.disk,
+            scenario: self.scenario,
+            counts: self.counts,
+            disk_counts: self.disk_counts,
+            faulty: self.faulty,
+            decisions: self.decisions,
+        }
     }
 }
 
@@ -187,6 +210,7 @@ pub struct SimSpec<N: Node> {
 
 struct Slot<N: Node> {
     node: Option<N>,
+    disk: Disk,
     incarnation: u32,
     paused_until: SimTime,
     /// Timers cancelled but still queued (tiny: nodes cancel few timers at once).
@@ -241,6 +265,11 @@ struct World<'s, N: Node> {
     next_msg: u64,
     net: Network,
     counts: FaultCounts,
+    disk_counts: DiskFaultCounts,
+    /// Replay under another contract: every crash state is checked against it.
+    audit: Option<weft_core::Contract>,
+    /// Set when an audited crash state is not reachable under the audit contract.
+    unreachable: Option<String>,
     history: Vec<Observation<N::Obs>>,
     trace: TraceHasher,
     outbox: Vec<Effect<N>>,
@@ -264,6 +293,7 @@ impl<N: Node> SimSpec<N> {
             slots: (0..self.nodes as NodeId)
                 .map(|i| Slot {
                     node: Some((self.make)(i)),
+                    disk: Disk::new(scenario.disk.block_size),
                     incarnation: 0,
                     paused_until: SimTime::ZERO,
                     cancelled: Vec::new(),
@@ -275,6 +305,9 @@ impl<N: Node> SimSpec<N> {
             next_msg: 0,
             net: Network::new(self.nodes),
             counts: FaultCounts::default(),
+            disk_counts: DiskFaultCounts::default(),
+            audit: scenario.disk.audit,
+            unreachable: None,
             history: Vec::new(),
             trace: TraceHasher::new(),
             outbox: Vec::new(),
@@ -433,6 +466,9 @@ impl<'s, N: Node> World<'s, N> {
     /// Evaluates assumptions and properties after an event. Returns the outcome that ends the
     /// run, if any.
     fn check(&mut self, obs: &mut dyn Observer) -> Option<Outcome> {
+        if let Some(detail) = self.unreachable.take() {
+            return Some(Outcome::OutsideModel { detail });
+        }
         let spec = self.spec;
         let view = View {
             now: self.now,
@@ -504,11 +540,12 @@ impl<'s, N: Node> World<'s, N> {
                 }
                 let payload = stable_hash(&msg);
                 let text = obs.wants_events().then(|| format!("{msg:?}"));
-                self.invoke(to, decisions, |n, ctx| n.on_message(from, msg, ctx))?;
+                let crashed = self.invoke(to, decisions, |n, ctx| n.on_message(from, msg, ctx))?;
                 self.note(obs, Some(to), EventKind::Deliver, Some(from), Some(id), payload, || {
                     text.unwrap_or_default()
                 });
                 self.apply(to, decisions, obs);
+                self.after_storage_crash(to, crashed, decisions, obs);
             }
             Ev::Timer { node, incarnation, id, tag } => {
                 let slot = &mut self.slots[node as usize];
@@ -519,11 +556,12 @@ impl<'s, N: Node> World<'s, N> {
                     slot.cancelled.swap_remove(pos);
                     return Ok(());
                 }
-                self.invoke(node, decisions, |n, ctx| n.on_timer(id, tag, ctx))?;
+                let crashed = self.invoke(node, decisions, |n, ctx| n.on_timer(id, tag, ctx))?;
                 self.note(obs, Some(node), EventKind::Timer, None, None, tag, || {
                     format!("timer {tag}")
                 });
                 self.apply(node, decisions, obs);
+                self.after_storage_crash(node, crashed, decisions, obs);
             }
             Ev::Request { node, req } => {
                 if self.slots[node as usize].node.is_none() {
@@ -531,11 +569,12 @@ impl<'s, N: Node> World<'s, N> {
                 }
                 let payload = stable_hash(&req);
                 let text = obs.wants_events().then(|| format!("{req:?}"));
-                self.invoke(node, decisions, |n, ctx| n.on_request(req, ctx))?;
+                let crashed = self.invoke(node, decisions, |n, ctx| n.on_request(req, ctx))?;
                 self.note(obs, Some(node), EventKind::Request, None, None, payload, || {
                     text.unwrap_or_default()
                 });
                 self.apply(node, decisions, obs);
+                self.after_storage_crash(node, crashed, decisions, obs);
             }
             Ev::Restart { node, incarnation } => {
                 let slot = &self.slots[node as usize];
@@ -548,14 +587,19 @@ impl<'s, N: Node> World<'s, N> {
                 self.note(obs, Some(node), EventKind::Resume, None, None, 0, || "resume".into());
             }
             Ev::Reconnect { from, to } => {
-                self.net.set_cut(from, to, false);
+                let up = self.net.set_cut(from, to, false);
                 self.note(obs, Some(from), EventKind::Heal, Some(to), None, 0, || {
                     format!("link n{from} -> n{to} restored")
                 });
+                if up {
+                    self.links_up(&[(from, to)], decisions, obs)?;
+                }
             }
             Ev::Rejoin { node } => {
-                self.net.isolate(node, false);
+                let peers = self.net.isolate(node, false);
                 self.note(obs, Some(node), EventKind::Heal, None, None, 0, || "reconnected".into());
+                let pairs: Vec<(NodeId, NodeId)> = peers.into_iter().map(|p| (node, p)).collect();
+                self.links_up(&pairs, decisions, obs)?;
             }
             Ev::HealPhase => self.heal(decisions, obs),
         }
@@ -580,10 +624,26 @@ impl<'s, N: Node> World<'s, N> {
 
     /// Faults stop: links heal, paused nodes resume, crashed nodes restart (if the scenario
     /// restarts them).
+    /// Tells both ends of each pair that their link is back.
+    fn links_up(
+        &mut self,
+        pairs: &[(NodeId, NodeId)],
+        decisions: &mut Decisions,
+        obs: &mut dyn Observer,
+    ) -> Result<(), String> {
+        for &(a, b) in pairs {
+            self.call(a, decisions, obs, |n, ctx| n.on_link_up(b, ctx))?;
+            self.call(b, decisions, obs, |n, ctx| n.on_link_up(a, ctx))?;
+        }
+        Ok(())
+    }
+
     fn heal(&mut self, decisions: &mut Decisions, obs: &mut dyn Observer) {
         self.phase = Phase::Heal;
-        self.net.heal_all();
+        let pairs = self.net.heal_all();
         self.note(obs, None, EventKind::Heal, None, None, 0, || "heal phase: faults stop".into());
+        // A panic here is reported by the next event on that node, as for restarts.
+        let _ = self.links_up(&pairs, decisions, obs);
         for node in 0..self.slots.len() as NodeId {
             self.slots[node as usize].paused_until = SimTime::ZERO;
             if self.scenario.restart && self.slots[node as usize].node.is_none() {
@@ -611,18 +671,7 @@ impl<'s, N: Node> World<'s, N> {
         let Some(fault) = fault else { return };
         match fault {
             Fault::Crash { node, outage } => {
-                let slot = &mut self.slots[node as usize];
-                slot.node = None;
-                slot.incarnation += 1;
-                slot.cancelled.clear();
-                let inc = slot.incarnation;
-                if let Some(d) = outage {
-                    self.push(self.now + d, Ev::Restart { node, incarnation: inc });
-                }
-                self.note(obs, Some(node), EventKind::Crash, None, None, 0, || match outage {
-                    Some(d) => format!("crash (restart in {d})"),
-                    None => "crash".into(),
-                });
+                self.crash_node(node, outage, "", decisions, obs);
             }
             Fault::Pause { node, duration } => {
                 self.slots[node as usize].paused_until = self.now + duration;
@@ -663,19 +712,75 @@ impl<'s, N: Node> World<'s, N> {
         obs: &mut dyn Observer,
         f: impl FnOnce(&mut N, &mut Ctx<'_, N>),
     ) -> Result<(), String> {
-        self.invoke(node, decisions, f)?;
+        let crashed = self.invoke(node, decisions, f)?;
         self.apply(node, decisions, obs);
+        self.after_storage_crash(node, crashed, decisions, obs);
         Ok(())
     }
 
-    /// Runs a handler, leaving its effects in `self.outbox`.
+    fn after_storage_crash(
+        &mut self,
+        node: NodeId,
+        crashed: bool,
+        decisions: &mut Decisions,
+        obs: &mut dyn Observer,
+    ) {
+        if crashed {
+            let outage = faults::outage(self.scenario, decisions);
+            self.crash_node(node, outage, "at a storage call", decisions, obs);
+        }
+    }
+
+    /// The node loses its volatile state; its disk keeps a crash state drawn under the
+    /// scenario's contract (each loss noted with the rule that allowed it).
+    fn crash_node(
+        &mut self,
+        node: NodeId,
+        outage: Option<SimDuration>,
+        why: &str,
+        decisions: &mut Decisions,
+        obs: &mut dyn Observer,
+    ) {
+        let slot = &mut self.slots[node as usize];
+        slot.node = None;
+        slot.incarnation += 1;
+        slot.cancelled.clear();
+        let inc = slot.incarnation;
+        let pre_crash = self.audit.is_some().then(|| slot.disk.clone());
+        let (state, losses) = slot.disk.crash(self.scenario.disk.contract, decisions);
+        if let Some(d) = outage {
+            self.push(self.now + d, Ev::Restart { node, incarnation: inc });
+        }
+        let what = if why.is_empty() { "crash".to_string() } else { format!("crash {why}") };
+        self.note(obs, Some(node), EventKind::Crash, None, None, 0, || match outage {
+            Some(d) => format!("{what} (restart in {d})"),
+            None => what,
+        });
+        for loss in losses {
+            self.note(obs, Some(node), EventKind::Note, None, None, 0, || loss);
+        }
+        if let (Some(contract), Some(disk)) = (self.audit, pre_crash) {
+            if let Err(rule) = disk.allows(contract, &state) {
+                self.unreachable.get_or_insert(format!(
+                    "the crash state of n{node} at {} is not reachable under `{}`: {rule}",
+                    self.now.to_string().trim(),
+                    contract.name()
+                ));
+            }
+        }
+    }
+
+    /// Runs a handler, leaving its effects in `self.outbox`. Returns whether the node crashed at
+    /// a storage call inside the handler.
     fn invoke(
         &mut self,
         node: NodeId,
         decisions: &mut Decisions,
         f: impl FnOnce(&mut N, &mut Ctx<'_, N>),
-    ) -> Result<(), String> {
-        let Some(n) = self.slots[node as usize].node.as_mut() else { return Ok(()) };
+    ) -> Result<bool, String> {
+        let faulty = self.phase == Phase::Fault;
+        let slot = &mut self.slots[node as usize];
+        let Some(n) = slot.node.as_mut() else { return Ok(false) };
         let mut ctx = Ctx {
             id: node,
             now: self.now,
@@ -683,8 +788,17 @@ impl<'s, N: Node> World<'s, N> {
             next_timer: &mut self.next_timer,
             outbox: &mut self.outbox,
             decisions,
+            disk: &mut slot.disk,
+            scenario: self.scenario,
+            counts: &mut self.counts,
+            disk_counts: &mut self.disk_counts,
+            faulty,
         };
-        catch_unwind(AssertUnwindSafe(|| f(n, &mut ctx))).map_err(|p| panic_text(node, p))
+        match catch_unwind(AssertUnwindSafe(|| f(n, &mut ctx))) {
+            Ok(()) => Ok(false),
+            Err(p) if p.is::<CrashPoint>() => Ok(true),
+            Err(p) => Err(panic_text(node, p)),
+        }
     }
 
     /// Applies the effects a handler left in `self.outbox`, in order.

@@ -295,3 +295,57 @@ fn a_nondeterministic_node_changes_the_trace_hash() {
     let b = s.run(&sc, &mut Decisions::random(1), &mut NullObserver);
     assert_ne!(a.trace_hash, b.trace_hash);
 }
+
+/// Observes each link that comes back.
+struct LinkWatcher;
+impl Node for LinkWatcher {
+    type Msg = ();
+    type Req = ();
+    type Obs = String;
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        ctx.set_timer(SimDuration::from_millis(1), 0);
+    }
+    fn on_message(&mut self, _: NodeId, _: (), _: &mut Ctx<'_, Self>) {}
+    fn on_timer(&mut self, _: TimerId, _: u64, ctx: &mut Ctx<'_, Self>) {
+        ctx.set_timer(SimDuration::from_millis(1), 0);
+    }
+    fn on_link_up(&mut self, peer: NodeId, ctx: &mut Ctx<'_, Self>) {
+        ctx.observe(format!("n{} sees n{peer}", ctx.id()));
+    }
+    fn describe(&self) -> String {
+        String::new()
+    }
+}
+
+#[test]
+fn both_ends_hear_when_a_partition_heals() {
+    let mut sc = Scenario { rates: Scenario::calm().rates, ..short() };
+    sc.rates.partition = Ratio::ONE;
+    sc.budget.partitions = 1;
+    let spec = SimSpec {
+        nodes: 3,
+        make: Box::new(|_| LinkWatcher),
+        workload: Box::new(|_, _| Vec::new()),
+        properties: Vec::new(),
+        assumptions: Vec::new(),
+        crash_gate: None,
+        focus: None,
+    };
+    for seed in 0..10 {
+        let mut rec = Recorder::default();
+        spec.run(&sc, &mut Decisions::random(seed), &mut rec);
+        let cut = rec.events.iter().find(|e| e.kind == weft_core::EventKind::Partition).unwrap();
+        let ups: Vec<&str> = rec
+            .events
+            .iter()
+            .filter(|e| e.kind == weft_core::EventKind::Observe)
+            .map(|e| e.summary.as_str())
+            .collect();
+        // An isolation of one node reconnects it with both others; a one-way cut, one pair.
+        let expect = if cut.peer.is_some() { 2 } else { 4 };
+        assert_eq!(ups.len(), expect, "seed {seed}: {} then {ups:?}", cut.summary);
+        let heal = rec.events.iter().position(|e| e.kind == weft_core::EventKind::Heal).unwrap();
+        let first_up = rec.events.iter().position(|e| e.kind == weft_core::EventKind::Observe);
+        assert!(first_up.unwrap() > heal);
+    }
+}

@@ -275,6 +275,23 @@ fn violation_outcome(ring: &Ring, rules: &Rules, mask: Violations, at: u64, step
     }
 }
 
+/// A stable, non-zero name for a step: its kind and the nodes it involves.
+pub fn step_label(step: Step) -> u64 {
+    let (kind, a, b) = match step {
+        Step::Notified { target, from } => (1, target, from),
+        Step::Update(n) => (2, n, 0),
+        Step::Flush(n) => (3, n, 0),
+        Step::Stabilize(n) => (4, n, 0),
+        Step::Reconcile(n) => (5, n, 0),
+        Step::Rectify(n) => (6, n, 0),
+        Step::StabilizeFromPredecessor(n) => (7, n, 0),
+        Step::StabilizeFromSuccessor(n) => (8, n, 0),
+        Step::Join { node, via } => (9, node, via),
+        Step::Fail(n) => (10, n, 0),
+    };
+    (kind << 16) | ((a as u64) << 8) | b as u64
+}
+
 /// One run in atomic mode.
 pub fn run(cfg: &Config, decisions: &mut Decisions, obs: &mut dyn Observer) -> RunReport {
     let ids = if cfg.ids_max > cfg.ids_min {
@@ -291,10 +308,18 @@ pub fn run(cfg: &Config, decisions: &mut Decisions, obs: &mut dyn Observer) -> R
     let mut last_transient: u64 = 0;
     let mut profile: Option<Profile> = None;
     let mut weights = [0u32; crate::model::ENABLED_MAX];
+    let mut labels = [0u64; crate::model::ENABLED_MAX];
 
+    // Every segment's profile is drawn before the first step, so step decisions are contiguous:
+    // deleting one step while shrinking must not turn a later step decision into a profile.
+    let profiles: Vec<Profile> = if cfg.swarm {
+        (0..(cfg.steps as u64).div_ceil(SEGMENT)).map(|_| Profile::draw(decisions)).collect()
+    } else {
+        Vec::new()
+    };
     for at in 1..=cfg.steps as u64 {
         if cfg.swarm && (at - 1) % SEGMENT == 0 {
-            profile = Some(Profile::draw(decisions));
+            profile = profiles.get(((at - 1) / SEGMENT) as usize).copied();
         }
         ring.enabled(&rules, true, &mut enabled);
         if enabled.is_empty() {
@@ -303,17 +328,23 @@ pub fn run(cfg: &Config, decisions: &mut Decisions, obs: &mut dyn Observer) -> R
         if trace.obs.checkpoint(ring.state_hash()) == Flow::Stop {
             return trace.report(Outcome::Pass, &ring);
         }
+        // Steps are chosen by index but named by label, so that a shrinker deleting one step
+        // keeps every later decision meaning the same step (see `Decisions::choose_labeled`).
+        let labels = &mut labels[..enabled.len()];
+        for (l, s) in labels.iter_mut().zip(enabled.as_slice()) {
+            *l = step_label(*s);
+        }
         let step = match &profile {
-            None => enabled.as_slice()[decisions.choose(enabled.len() as u64) as usize],
+            None => enabled.as_slice()[decisions.choose_labeled(labels)],
             Some(profile) => {
                 let weights = &mut weights[..enabled.len()];
                 for (w, s) in weights.iter_mut().zip(enabled.as_slice()) {
                     *w = profile.weight(*s, &ring);
                 }
                 if weights.iter().all(|&w| w == 0) {
-                    enabled.as_slice()[decisions.choose(enabled.len() as u64) as usize]
+                    enabled.as_slice()[decisions.choose_labeled(labels)]
                 } else {
-                    enabled.as_slice()[decisions.weighted(weights)]
+                    enabled.as_slice()[decisions.weighted_labeled(weights, labels)]
                 }
             }
         };

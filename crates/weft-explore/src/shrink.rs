@@ -1,0 +1,280 @@
+//! The shrinker: makes a failing decision list shorter and simpler while the run still ends in
+//! the same failure (same outcome kind, same property — [`Outcome::same_failure`]).
+//!
+//! It edits the recorded decision stream, never domain objects: shorter lists and smaller values
+//! mean simpler runs, because 0 is every decision point's simplest choice. Passes, in
+//! Hypothesis order, repeated until a whole round changes nothing:
+//!
+//! 1. delete spans of decreasing size (half the list, …, 8, 4, 2, 1), scanning from the end;
+//! 2. zero spans of the same sizes (turning whole stretches into "simplest choice");
+//! 3. lower each remaining value, by binary search for the smallest value that still fails.
+//!
+//! A candidate is accepted only if its replay fails the same way **and** the replay's *log*
+//! (clamped values, decisions drawn past the end; trailing zeros trimmed, since a replay answers
+//! 0 past the end anyway) is smaller in shortlex order than the current best. Storing the log,
+//! not the candidate, keeps the result canonical; the shortlex rule guarantees termination.
+//! The result is a pure function of (runner, scenario, decisions, budget in runs): no clock, no
+//! threads. A wall-clock stop (through [`Control`]) keeps the best list found so far.
+
+use crate::campaign::{Control, Progress};
+use std::cmp::Ordering;
+use weft_core::{Decisions, NullObserver, Outcome, RunReport, Runner, Scenario};
+
+#[derive(Clone, Debug)]
+pub struct ShrinkOptions {
+    /// At most this many candidate runs.
+    pub max_runs: u64,
+}
+
+impl Default for ShrinkOptions {
+    fn default() -> ShrinkOptions {
+        ShrinkOptions { max_runs: 20_000 }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Shrunk {
+    /// The smallest failing decision list found (a canonical replay log, trailing zeros trimmed).
+    pub decisions: Vec<u64>,
+    /// The report of replaying `decisions`.
+    pub report: RunReport,
+    /// Candidate runs spent.
+    pub runs: u64,
+    /// Candidates accepted.
+    pub accepted: u64,
+    /// Whether a fixpoint was reached (false: the run budget or a stop request ended it).
+    pub complete: bool,
+}
+
+/// Why shrinking could not start.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ShrinkError {
+    #[error("the decisions do not fail when replayed (outcome: {0})")]
+    DoesNotFail(String),
+}
+
+/// Trailing zeros are implied: a replay answers 0 past the end of its list.
+pub fn trim(mut log: Vec<u64>) -> Vec<u64> {
+    while log.last() == Some(&0) {
+        log.pop();
+    }
+    log
+}
+
+/// Shortlex: shorter first, then lexicographically smaller.
+fn shortlex(a: &[u64], b: &[u64]) -> Ordering {
+    a.len().cmp(&b.len()).then_with(|| a.cmp(b))
+}
+
+struct Shrinker<'a> {
+    runner: &'a dyn Runner,
+    scenario: &'a Scenario,
+    target: Outcome,
+    best: Vec<u64>,
+    /// The bound of each decision of `best`.
+    bounds: Vec<u64>,
+    /// The label of each decision of `best` (0: unlabelled). Candidates carry labels along, so
+    /// a target that names its alternatives (`Decisions::choose_labeled`) keeps choosing the
+    /// same named steps after a deletion shifts their positions.
+    labels: Vec<u64>,
+    report: RunReport,
+    runs: u64,
+    accepted: u64,
+    max_runs: u64,
+    control: &'a dyn Control,
+}
+
+impl Shrinker<'_> {
+    fn out_of_budget(&self) -> bool {
+        self.runs >= self.max_runs || self.control.should_stop()
+    }
+
+    /// Runs `candidate`; keeps it if it fails the same way and its log is smaller than the best.
+    fn try_candidate(&mut self, candidate: Vec<u64>, labels: Vec<u64>) -> bool {
+        if self.out_of_budget() || shortlex(&candidate, &self.best) != Ordering::Less {
+            return false;
+        }
+        self.runs += 1;
+        if self.runs & 63 == 0 {
+            // `failures` counts accepted candidates while shrinking.
+            self.control.progress(&Progress {
+                runs: self.runs,
+                failures: self.accepted,
+                ..Progress::default()
+            });
+        }
+        let mut d = Decisions::replay_labeled(candidate, labels);
+        let report = self.runner.run(self.scenario, &mut d, &mut NullObserver);
+        if !report.outcome.same_failure(&self.target) {
+            return false;
+        }
+        let log = trim(d.log().to_vec());
+        if shortlex(&log, &self.best) != Ordering::Less {
+            return false;
+        }
+        self.bounds = d.bounds()[..log.len()].to_vec();
+        self.labels = d.labels()[..log.len()].to_vec();
+        self.best = log;
+        self.report = report;
+        self.accepted += 1;
+        true
+    }
+
+    /// Span sizes from about half the list down to 1.
+    fn sizes(&self) -> Vec<usize> {
+        let mut sizes = Vec::new();
+        let mut k = (self.best.len() / 2).max(1);
+        loop {
+            sizes.push(k);
+            if k == 1 {
+                break;
+            }
+            k /= 2;
+        }
+        sizes
+    }
+
+    fn delete_spans(&mut self) -> bool {
+        let mut progress = false;
+        for k in self.sizes() {
+            // Scan from the end: late decisions are the likeliest to be irrelevant, and deleting
+            // there does not shift the decisions that set the failure up.
+            let mut end = self.best.len();
+            while end >= k && !self.out_of_budget() {
+                let start = end - k;
+                let mut c = self.best[..start].to_vec();
+                c.extend_from_slice(&self.best[end..]);
+                let mut l = self.labels[..start].to_vec();
+                l.extend_from_slice(&self.labels[end..]);
+                if self.try_candidate(c.clone(), l.clone()) || self.try_raised(c, l, start, k) {
+                    progress = true;
+                    end = end.min(self.best.len());
+                } else {
+                    end -= 1;
+                }
+            }
+        }
+        progress
+    }
+
+    /// A deletion often fails only because what follows now happens earlier (a pause that was
+    /// long enough later is too short at the start). Shortlex allows any later value to grow
+    /// when the list gets shorter, so retry the deletion with the last non-zero value raised to
+    /// its maximum; lowering brings it back down to what is needed.
+    fn try_raised(&mut self, mut c: Vec<u64>, mut l: Vec<u64>, start: usize, k: usize) -> bool {
+        let Some(j) = (start..c.len()).rev().find(|&j| c[j] != 0) else { return false };
+        let max = self.bounds[j + k].saturating_sub(1);
+        if c[j] >= max {
+            return false;
+        }
+        c[j] = max;
+        l[j] = 0; // an edited value means its index, not the old name
+        self.try_candidate(c, l)
+    }
+
+    /// The current labels with position `i`'s cleared (its value is being edited).
+    fn unlabelled_at(&self, i: usize) -> Vec<u64> {
+        let mut l = self.labels.clone();
+        l[i] = 0;
+        l
+    }
+
+    fn zero_spans(&mut self) -> bool {
+        let mut progress = false;
+        for k in self.sizes() {
+            let mut start = 0;
+            while start + k <= self.best.len() && !self.out_of_budget() {
+                if self.best[start..start + k].iter().all(|&v| v == 0) {
+                    start += 1;
+                    continue;
+                }
+                let mut c = self.best.clone();
+                c[start..start + k].iter_mut().for_each(|v| *v = 0);
+                let mut l = self.labels.clone();
+                l[start..start + k].iter_mut().for_each(|v| *v = 0);
+                if self.try_candidate(c, l) {
+                    progress = true;
+                } else {
+                    start += 1;
+                }
+            }
+        }
+        progress
+    }
+
+    fn lower_values(&mut self) -> bool {
+        let mut progress = false;
+        let mut i = 0;
+        while i < self.best.len() && !self.out_of_budget() {
+            let v = self.best[i];
+            if v > 0 {
+                let mut c = self.best.clone();
+                c[i] = 0;
+                if self.try_candidate(c, self.unlabelled_at(i)) {
+                    progress = true;
+                } else if v > 1 {
+                    // Smallest value in (0, v) that still fails: binary search on the value. The
+                    // predicate need not be monotone; the search still only ever accepts
+                    // improvements.
+                    let (mut lo, mut hi) = (1, v);
+                    while lo < hi && !self.out_of_budget() {
+                        let mid = lo + (hi - lo) / 2;
+                        let Some(&cur) = self.best.get(i) else { break };
+                        if mid >= cur {
+                            break;
+                        }
+                        let mut c = self.best.clone();
+                        c[i] = mid;
+                        if self.try_candidate(c, self.unlabelled_at(i)) {
+                            progress = true;
+                            hi = mid;
+                        } else {
+                            lo = mid + 1;
+                        }
+                    }
+                }
+            }
+            i += 1;
+        }
+        progress
+    }
+}
+
+/// Shrinks `decisions`, which must fail when replayed under `scenario`.
+pub fn shrink(
+    runner: &dyn Runner,
+    scenario: &Scenario,
+    decisions: &[u64],
+    opts: &ShrinkOptions,
+    control: &dyn Control,
+) -> Result<Shrunk, ShrinkError> {
+    let mut d = Decisions::replay(decisions.to_vec());
+    let report = runner.run(scenario, &mut d, &mut NullObserver);
+    if !report.outcome.is_failure() {
+        return Err(ShrinkError::DoesNotFail(report.outcome.to_string()));
+    }
+    let mut s = Shrinker {
+        runner,
+        scenario,
+        target: report.outcome.clone(),
+        best: trim(d.log().to_vec()),
+        bounds: d.bounds().to_vec(),
+        labels: d.labels()[..trim(d.log().to_vec()).len()].to_vec(),
+        report,
+        runs: 1,
+        accepted: 0,
+        max_runs: opts.max_runs.max(1),
+        control,
+    };
+    let mut complete = false;
+    while !s.out_of_budget() {
+        let mut progress = s.delete_spans();
+        progress |= s.zero_spans();
+        progress |= s.lower_values();
+        if !progress {
+            complete = !s.out_of_budget();
+            break;
+        }
+    }
+    Ok(Shrunk { decisions: s.best, report: s.report, runs: s.runs, accepted: s.accepted, complete })
+}

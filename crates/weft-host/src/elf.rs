@@ -1,0 +1,72 @@
+//! Refuses binaries the shim cannot see into, before running them: statically linked ones
+//! (no dynamic loader, so `LD_PRELOAD` is ignored) and Go binaries (which make system calls
+//! directly, not through libc).
+
+use std::path::Path;
+
+/// Why a program cannot run under the shim, or `None` if it can (as far as its ELF says).
+pub fn unsupported_reason(path: &Path) -> Option<String> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => return Some(format!("cannot read program {}: {e}", path.display())),
+    };
+    if bytes.starts_with(b"#!") {
+        return None; // a script: its interpreter is what runs, and is checked by the kernel
+    }
+    if bytes.len() < 64 || &bytes[..4] != b"\x7fELF" {
+        return Some(format!("{} is not an ELF executable", path.display()));
+    }
+    if bytes[4] != 2 || bytes[5] != 1 {
+        return Some(format!("{} is not a 64-bit little-endian ELF", path.display()));
+    }
+    if find(&bytes, b"\xff Go buildinf:") {
+        return Some(format!(
+            "{} is a Go binary: Go makes system calls directly, bypassing libc and the shim",
+            path.display()
+        ));
+    }
+    let u16_at = |o: usize| u16::from_le_bytes([bytes[o], bytes[o + 1]]) as usize;
+    let u64_at = |o: usize| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&bytes[o..o + 8]);
+        u64::from_le_bytes(w) as usize
+    };
+    let phoff = u64_at(32);
+    let phentsize = u16_at(54);
+    let phnum = u16_at(56);
+    let mut interp = false;
+    for i in 0..phnum {
+        let o = phoff + i * phentsize;
+        if o + 4 > bytes.len() {
+            return Some(format!("{} has a truncated program header table", path.display()));
+        }
+        if u32::from_le_bytes([bytes[o], bytes[o + 1], bytes[o + 2], bytes[o + 3]]) == 3 {
+            interp = true; // PT_INTERP
+        }
+    }
+    if !interp {
+        return Some(format!(
+            "{} is statically linked: LD_PRELOAD cannot interpose its libc calls",
+            path.display()
+        ));
+    }
+    None
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> bool {
+    let n = needle.len();
+    (0..hay.len().saturating_sub(n - 1)).any(|i| hay[i] == needle[0] && &hay[i..i + n] == needle)
+}
+
+/// [`unsupported_reason`], remembered per (path, size, modification time): explore runs the
+/// same program thousands of times.
+pub(crate) fn unsupported_reason_cached(path: &Path) -> Option<String> {
+    use std::collections::BTreeMap;
+    use std::sync::Mutex;
+    type Key = (std::path::PathBuf, u64, Option<std::time::SystemTime>);
+    static CACHE: Mutex<BTreeMap<Key, Option<String>>> = Mutex::new(BTreeMap::new());
+    let Ok(meta) = std::fs::metadata(path) else { return unsupported_reason(path) };
+    let key = (path.to_path_buf(), meta.len(), meta.modified().ok());
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    cache.entry(key).or_insert_with(|| unsupported_reason(path)).clone()
+}

@@ -1,0 +1,518 @@
+//! TCP-like streams between simulated processes: ordered, reliable while connected, reset when
+//! a segment meets a cut link or an end's node crashes. No congestion or flow control, no
+//! partial writes: a `send` queues all its bytes, which arrive after the link's latency, never
+//! before bytes sent earlier in the same direction.
+//!
+//! A connection has two ends, 0 (the connecting side) and 1 (the accepting side). Segments
+//! (SYN, SYN-ACK, refusal, data, FIN, RST) travel through weft-sim's network model like
+//! datagrams, with message faults off: a stream hides loss by retransmitting, which here is
+//! simply not losing.
+
+use super::{format_ip, node_ip, Wait, World};
+use crate::proto::Slot;
+use std::collections::VecDeque;
+use std::hash::Hasher;
+use weft_core::{EventKind, SimTime, StableHasher};
+use weft_sim::net::Fate;
+
+/// A stream socket's state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Stream {
+    Fresh,
+    Listening {
+        backlog: VecDeque<u64>,
+    },
+    Connecting(u64),
+    Connected(u64),
+    /// A connect that failed (errno).
+    Failed(i32),
+}
+
+pub(super) struct Conn {
+    /// `(node, fd)` of each end while it has a socket.
+    ends: [Option<(u32, i32)>; 2],
+    /// `(ip, port)` of each end.
+    addrs: [(u32, u16); 2],
+    /// Bytes each end can read.
+    inbox: [VecDeque<u8>; 2],
+    /// Each end has received its peer's FIN.
+    eof: [bool; 2],
+    /// Each end has shut down writing.
+    shut: [bool; 2],
+    reset: bool,
+    /// Latest arrival scheduled towards each end (segments never overtake).
+    last: [SimTime; 2],
+}
+
+#[derive(Clone, Debug)]
+pub(super) enum Seg {
+    Syn,
+    SynAck,
+    Refused,
+    Data(Vec<u8>),
+    Fin,
+    Rst,
+}
+
+pub(super) struct Segment {
+    conn: u64,
+    /// The end it travels to.
+    to: usize,
+    seg: Seg,
+}
+
+fn hash(bytes: &[u8]) -> u64 {
+    let mut h = StableHasher::new();
+    h.write(bytes);
+    h.finish()
+}
+
+impl World<'_> {
+    fn conn_node(&self, conn: u64, end: usize) -> u32 {
+        let a = self.conns[&conn].addrs[end].0;
+        a.wrapping_sub(crate::host::NODE_IP_BASE)
+    }
+
+    /// Sends `seg` towards end `to` of `conn`; a cut link resets the connection instead.
+    fn send_seg(&mut self, conn: u64, to: usize, seg: Seg) {
+        let from_node = self.conn_node(conn, 1 - to);
+        let to_node = self.conn_node(conn, to);
+        let fate = self.net.route(
+            (from_node, to_node),
+            self.now,
+            self.scenario,
+            false,
+            &mut self.counts,
+            self.decisions,
+        );
+        let at = match fate {
+            Fate::Deliver(at) | Fate::Duplicate(at, _) => at,
+            Fate::Cut | Fate::Drop => {
+                if !matches!(seg, Seg::Rst) {
+                    self.reset_conn(conn, "link cut");
+                }
+                return;
+            }
+        };
+        let c = self.conns.get_mut(&conn).expect("live connection");
+        let at = at.max(c.last[to]);
+        c.last[to] = at;
+        self.seq += 1;
+        self.segments.insert((at, self.seq), Segment { conn, to, seg });
+    }
+
+    /// Both ends see the connection reset (now, and on their next call).
+    pub(super) fn reset_conn(&mut self, conn: u64, why: &str) {
+        let Some(c) = self.conns.get_mut(&conn) else { return };
+        if c.reset {
+            return;
+        }
+        c.reset = true;
+        let node = c.addrs[0].0.wrapping_sub(crate::host::NODE_IP_BASE);
+        let peer = c.addrs[1].0.wrapping_sub(crate::host::NODE_IP_BASE);
+        let why = why.to_string();
+        self.event(node, EventKind::Note, Some(peer), Some(conn), 2, || {
+            format!("stream {conn} reset ({why})")
+        });
+    }
+
+    /// Resets every connection with an end on `node` (its process is gone, or about to be):
+    /// its ends there vanish and the other ends get a RST after the link's latency.
+    pub(super) fn reset_node_streams(&mut self, node: u32) {
+        let ids: Vec<u64> = self.conns.keys().copied().collect();
+        for id in ids {
+            for end in 0..2 {
+                if self.conn_node(id, end) != node {
+                    continue;
+                }
+                if let Some(c) = self.conns.get_mut(&id) {
+                    c.ends[end] = None;
+                }
+                if self.conn_node(id, 1 - end) != node {
+                    self.send_seg(id, 1 - end, Seg::Rst);
+                }
+            }
+        }
+    }
+
+    /// connect() on a stream socket: Some(answer), or None when the caller blocks.
+    pub(super) fn stream_connect(
+        &mut self,
+        node: u32,
+        fd: i32,
+        ip: u32,
+        port: u16,
+        nonblock: bool,
+    ) -> Option<i64> {
+        match self.socks.get(&(node, fd)).and_then(|s| s.stream.clone()) {
+            Some(Stream::Fresh) => {}
+            Some(Stream::Connecting(_)) => return Some(-(libc::EALREADY as i64)),
+            Some(Stream::Connected(_)) => return Some(-(libc::EISCONN as i64)),
+            _ => return Some(-(libc::EINVAL as i64)),
+        }
+        let Some(to) = self.node_of(node, ip) else {
+            return Some(-(libc::ENETUNREACH as i64));
+        };
+        self.autobind(node, fd);
+        let port_here = self.socks[&(node, fd)].port;
+        self.seq += 1;
+        let conn = self.seq;
+        self.conns.insert(
+            conn,
+            Conn {
+                ends: [Some((node, fd)), None],
+                addrs: [(node_ip(node), port_here), (node_ip(to), port)],
+                inbox: [VecDeque::new(), VecDeque::new()],
+                eof: [false; 2],
+                shut: [false; 2],
+                reset: false,
+                last: [SimTime::ZERO; 2],
+            },
+        );
+        if let Some(s) = self.socks.get_mut(&(node, fd)) {
+            s.stream = Some(Stream::Connecting(conn));
+        }
+        self.event(node, EventKind::Send, Some(to), Some(conn), 0, || {
+            format!("stream {conn} connect :{port_here} -> {}:{port}", format_ip(node_ip(to)))
+        });
+        self.send_seg(conn, 1, Seg::Syn);
+        if nonblock {
+            Some(-(libc::EINPROGRESS as i64))
+        } else {
+            None
+        }
+    }
+
+    /// The answer to a blocked connect, once there is one.
+    pub(super) fn connect_result(&mut self, node: u32, fd: i32) -> Option<i64> {
+        let sock = self.socks.get_mut(&(node, fd))?;
+        match sock.stream {
+            Some(Stream::Connected(_)) => Some(0),
+            Some(Stream::Failed(e)) => {
+                sock.stream = Some(Stream::Fresh);
+                sock.err = 0;
+                Some(-(e as i64))
+            }
+            Some(Stream::Connecting(_)) => None,
+            _ => Some(-(libc::ECONNABORTED as i64)),
+        }
+    }
+
+    pub(super) fn stream_listen(&mut self, node: u32, fd: i32) -> i64 {
+        self.autobind(node, fd);
+        match self.socks.get_mut(&(node, fd)) {
+            Some(s) if s.stream == Some(Stream::Fresh) => {
+                s.stream = Some(Stream::Listening { backlog: VecDeque::new() });
+                0
+            }
+            Some(s) if matches!(s.stream, Some(Stream::Listening { .. })) => 0,
+            Some(_) => -(libc::EINVAL as i64),
+            None => -(libc::EBADF as i64),
+        }
+    }
+
+    /// accept(): binds the oldest pending connection to `newfd` and writes the peer into the
+    /// slot. None if nothing is pending.
+    pub(super) fn stream_accept(
+        &mut self,
+        node: u32,
+        fd: i32,
+        newfd: i32,
+        slot: &mut Slot,
+    ) -> Option<i64> {
+        let conn = match self.socks.get_mut(&(node, fd)).and_then(|s| s.stream.as_mut()) {
+            Some(Stream::Listening { backlog }) => backlog.pop_front()?,
+            Some(_) => return Some(-(libc::EINVAL as i64)),
+            None => return Some(-(libc::EBADF as i64)),
+        };
+        let port = self.socks[&(node, fd)].port;
+        let c = self.conns.get_mut(&conn).expect("pending connection");
+        c.ends[1] = Some((node, newfd));
+        let peer = c.addrs[0];
+        self.socks.insert(
+            (node, newfd),
+            super::Sock { port, stream: Some(Stream::Connected(conn)), ..Default::default() },
+        );
+        slot.addr_ip = peer.0;
+        slot.addr_port = peer.1;
+        let from = peer.0.wrapping_sub(crate::host::NODE_IP_BASE);
+        self.event(node, EventKind::Note, Some(from), Some(conn), 1, || {
+            format!("stream {conn} accepted on fd {newfd}")
+        });
+        Some(0)
+    }
+
+    fn my_conn(&self, node: u32, fd: i32) -> Option<(u64, usize)> {
+        match self.socks.get(&(node, fd))?.stream {
+            Some(Stream::Connected(c)) => {
+                let end = usize::from(self.conns[&c].ends[1] == Some((node, fd)));
+                Some((c, end))
+            }
+            _ => None,
+        }
+    }
+
+    pub(super) fn stream_send(&mut self, node: u32, fd: i32, data: &[u8]) -> i64 {
+        let Some((conn, end)) = self.my_conn(node, fd) else {
+            return -(libc::ENOTCONN as i64);
+        };
+        let c = &self.conns[&conn];
+        if c.reset {
+            return -(libc::ECONNRESET as i64);
+        }
+        if c.shut[end] {
+            return -(libc::EPIPE as i64);
+        }
+        let peer = self.conn_node(conn, 1 - end);
+        let len = data.len();
+        self.event(node, EventKind::Send, Some(peer), Some(conn), hash(data), || {
+            format!("stream {conn}: {len} bytes")
+        });
+        self.send_seg(conn, 1 - end, Seg::Data(data.to_vec()));
+        len as i64
+    }
+
+    /// recv() on a stream: Some(answer) (bytes in the slot, 0 at end of stream, -errno), or
+    /// None when nothing is there yet.
+    pub(super) fn stream_try_recv(
+        &mut self,
+        node: u32,
+        fd: i32,
+        peek: bool,
+        cap: usize,
+        slot: &mut Slot,
+    ) -> Option<i64> {
+        let Some((conn, end)) = self.my_conn(node, fd) else {
+            return match self.socks.get(&(node, fd)).map(|s| &s.stream) {
+                Some(Some(Stream::Connecting(_))) => None,
+                _ => Some(-(libc::ENOTCONN as i64)),
+            };
+        };
+        let c = self.conns.get_mut(&conn).expect("live connection");
+        if !c.inbox[end].is_empty() {
+            let n = cap.min(c.inbox[end].len()).min(slot.data.len());
+            for (i, b) in c.inbox[end].iter().take(n).enumerate() {
+                slot.data[i] = *b;
+            }
+            if !peek {
+                c.inbox[end].drain(..n);
+            }
+            slot.len = n as u32;
+            slot.addr_ip = c.addrs[1 - end].0;
+            slot.addr_port = c.addrs[1 - end].1;
+            return Some(n as i64);
+        }
+        if c.reset {
+            return Some(-(libc::ECONNRESET as i64));
+        }
+        if c.eof[end] || cap == 0 {
+            slot.len = 0;
+            return Some(0);
+        }
+        None
+    }
+
+    pub(super) fn stream_shutdown(&mut self, node: u32, fd: i32, how: i32) -> i64 {
+        let Some((conn, end)) = self.my_conn(node, fd) else {
+            return -(libc::ENOTCONN as i64);
+        };
+        if how != libc::SHUT_RD && !self.conns[&conn].shut[end] {
+            if let Some(c) = self.conns.get_mut(&conn) {
+                c.shut[end] = true;
+            }
+            self.send_seg(conn, 1 - end, Seg::Fin);
+        }
+        0
+    }
+
+    /// close() of a stream socket: FIN to a connected peer, RST to connections still waiting
+    /// in a listener's backlog.
+    pub(super) fn stream_close(&mut self, node: u32, fd: i32) {
+        let Some(stream) = self.socks.get(&(node, fd)).and_then(|s| s.stream.clone()) else {
+            return;
+        };
+        match stream {
+            Stream::Connected(conn) | Stream::Connecting(conn) => {
+                let end = usize::from(self.conns[&conn].ends[1] == Some((node, fd)));
+                if !self.conns[&conn].shut[end] {
+                    self.send_seg(conn, 1 - end, Seg::Fin);
+                }
+                if let Some(c) = self.conns.get_mut(&conn) {
+                    c.ends[end] = None;
+                    c.shut[end] = true;
+                }
+            }
+            Stream::Listening { backlog } => {
+                for conn in backlog {
+                    self.send_seg(conn, 0, Seg::Rst);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub(super) fn stream_peer(&self, node: u32, fd: i32) -> Option<(u32, u16)> {
+        let (conn, end) = self.my_conn(node, fd)?;
+        Some(self.conns[&conn].addrs[1 - end])
+    }
+
+    /// poll() readiness of a stream socket.
+    pub(super) fn stream_revents(&self, node: u32, fd: i32, events: i16) -> i16 {
+        let Some(sock) = self.socks.get(&(node, fd)) else { return libc::POLLNVAL };
+        let mut re = 0;
+        match &sock.stream {
+            Some(Stream::Listening { backlog }) => {
+                if !backlog.is_empty() {
+                    re |= libc::POLLIN;
+                }
+            }
+            Some(Stream::Connected(conn)) => {
+                let c = &self.conns[conn];
+                let end = usize::from(c.ends[1] == Some((node, fd)));
+                if !c.inbox[end].is_empty() || c.eof[end] || c.reset {
+                    re |= libc::POLLIN;
+                }
+                if c.eof[end] {
+                    re |= libc::POLLRDHUP;
+                }
+                re |= libc::POLLOUT;
+                if c.reset {
+                    re |= libc::POLLERR | libc::POLLHUP;
+                } else if c.eof[end] && c.shut[end] {
+                    re |= libc::POLLHUP;
+                }
+            }
+            Some(Stream::Failed(_)) => re |= libc::POLLOUT | libc::POLLERR | libc::POLLHUP,
+            Some(Stream::Connecting(_)) | Some(Stream::Fresh) | None => {}
+        }
+        re & (events | libc::POLLERR | libc::POLLHUP | libc::POLLNVAL)
+    }
+
+    /// Delivers the stream segments due now.
+    pub(super) fn deliver_segments(&mut self) {
+        while let Some(entry) = self.segments.first_entry() {
+            if entry.key().0 > self.now {
+                break;
+            }
+            let Segment { conn, to, seg } = entry.remove();
+            let Some(c) = self.conns.get(&conn) else { continue };
+            let to_node = c.addrs[to].0.wrapping_sub(crate::host::NODE_IP_BASE);
+            let from_node = c.addrs[1 - to].0.wrapping_sub(crate::host::NODE_IP_BASE);
+            match seg {
+                Seg::Syn => {
+                    let port = c.addrs[1].1;
+                    let alive = self.procs.iter().any(|p| p.node == to_node && p.alive);
+                    let listener = if alive { self.port_owner(to_node, port) } else { None };
+                    let queued = listener.and_then(|fd| match self.socks.get_mut(&(to_node, fd)) {
+                        Some(super::Sock {
+                            stream: Some(Stream::Listening { backlog }), ..
+                        }) => {
+                            backlog.push_back(conn);
+                            Some(())
+                        }
+                        _ => None,
+                    });
+                    if queued.is_some() {
+                        self.event(
+                            to_node,
+                            EventKind::Deliver,
+                            Some(from_node),
+                            Some(conn),
+                            0,
+                            || format!("stream {conn} syn"),
+                        );
+                        self.send_seg(conn, 0, Seg::SynAck);
+                    } else {
+                        self.send_seg(conn, 0, Seg::Refused);
+                    }
+                }
+                Seg::SynAck | Seg::Refused => {
+                    let refused = matches!(seg, Seg::Refused);
+                    if let Some((node, fd)) = c.ends[0] {
+                        if let Some(s) = self.socks.get_mut(&(node, fd)) {
+                            if s.stream == Some(Stream::Connecting(conn)) {
+                                s.stream = Some(if refused {
+                                    s.err = libc::ECONNREFUSED;
+                                    Stream::Failed(libc::ECONNREFUSED)
+                                } else {
+                                    Stream::Connected(conn)
+                                });
+                            }
+                        }
+                        self.event(
+                            node,
+                            EventKind::Deliver,
+                            Some(from_node),
+                            Some(conn),
+                            0,
+                            || {
+                                format!(
+                                    "stream {conn} {}",
+                                    if refused { "refused" } else { "connected" }
+                                )
+                            },
+                        );
+                    }
+                    if refused {
+                        self.conns.remove(&conn);
+                    }
+                }
+                Seg::Data(data) => {
+                    let len = data.len();
+                    let payload = hash(&data);
+                    if let Some(c) = self.conns.get_mut(&conn) {
+                        if c.ends[to].is_some() && !c.reset {
+                            c.inbox[to].extend(data);
+                        }
+                    }
+                    self.event(
+                        to_node,
+                        EventKind::Deliver,
+                        Some(from_node),
+                        Some(conn),
+                        payload,
+                        || format!("stream {conn}: {len} bytes"),
+                    );
+                }
+                Seg::Fin => {
+                    if let Some(c) = self.conns.get_mut(&conn) {
+                        c.eof[to] = true;
+                    }
+                    self.event(to_node, EventKind::Deliver, Some(from_node), Some(conn), 3, || {
+                        format!("stream {conn} fin")
+                    });
+                }
+                Seg::Rst => {
+                    if let Some((node, fd)) = c.ends[to] {
+                        if let Some(s) = self.socks.get_mut(&(node, fd)) {
+                            if s.stream == Some(Stream::Connecting(conn)) {
+                                s.err = libc::ECONNRESET;
+                                s.stream = Some(Stream::Failed(libc::ECONNRESET));
+                            }
+                        }
+                    }
+                    self.reset_conn(conn, "peer gone");
+                }
+            }
+        }
+    }
+
+    /// Makes a thread blocked in accept or connect runnable when it can go on.
+    pub(super) fn wake_stream_waiter(&mut self, t: usize, node: u32, slot: &mut Slot) {
+        match self.threads[t].wait {
+            Wait::Accept { fd, newfd } => {
+                if let Some(r) = self.stream_accept(node, fd, newfd, slot) {
+                    slot.ret = r;
+                    self.threads[t].wait = Wait::Ready;
+                }
+            }
+            Wait::Connect { fd } => {
+                if let Some(r) = self.connect_result(node, fd) {
+                    slot.ret = r;
+                    self.threads[t].wait = Wait::Ready;
+                }
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,165 @@
+//! weft-host runs unmodified, dynamically linked Linux programs as the nodes of one
+//! deterministic simulation. It starts N processes with the weft shim preloaded (each its own
+//! simulated address `127.1.0.(id+1)`, in its own network namespace where the kernel allows),
+//! passes a single baton so exactly one simulated thread runs at a time, serves their time,
+//! randomness, sleeps, polls, UDP sockets and TCP-like streams from a simulated world,
+//! advances virtual time only when every thread is blocked, and turns every ending (exit,
+//! crash, hang, deadlock, escaped system call) into a named [`weft_core::Outcome`]. A run is a
+//! function of the program, its [`HostConfig`], the [`weft_core::Scenario`] and the
+//! [`weft_core::Decisions`]: the same decisions give the same trace hash and byte-identical
+//! output.
+//!
+//! Two ways to drive it: [`ProcessTarget`] (target name `process`) plugs into weft's generic
+//! explore / replay / shrink through [`weft_core::Target`]; [`run_program`] is the one call
+//! behind `weft run --nodes N [--seed S] [--faults …] -- PROGRAM ARGS…`.
+//!
+//! The shim is built by this crate's build script and embedded; [`shim_path`] writes it out
+//! once per content hash.
+
+#[path = "../../weft-shim/src/proto.rs"]
+mod proto;
+
+mod config;
+mod elf;
+mod host;
+mod region;
+mod spawn;
+mod target;
+
+pub use config::{join_args, split_args, HostConfig, Netns, OnIdle};
+pub use elf::unsupported_reason;
+pub use host::{format_ip, node_ip, virtual_pid, OutputLine, RunOutput, NODE_IP_BASE};
+pub use spawn::netns_available;
+pub use target::{ProcessRunner, ProcessTarget};
+
+use std::io;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use weft_core::{Decisions, NullObserver, Observer, Scenario};
+
+/// The shim library this crate was built with.
+static SHIM_SO: &[u8] = include_bytes!(env!("WEFT_SHIM_SO"));
+
+/// Path of the embedded shim, written to the temp directory once per content hash (so
+/// concurrent runs and differing versions never clash).
+pub fn shim_path() -> io::Result<PathBuf> {
+    static PATH: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let hash = weft_core::stable_hash(SHIM_SO);
+        let path = std::env::temp_dir().join(format!("weft-shim-{hash:016x}.so"));
+        let fresh = std::fs::metadata(&path).map(|m| m.len() == SHIM_SO.len() as u64);
+        if fresh.unwrap_or(false) {
+            return Ok(path);
+        }
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        std::fs::write(&tmp, SHIM_SO)
+            .and_then(|_| std::fs::rename(&tmp, &path))
+            .map_err(|e| format!("cannot write the shim to {}: {e}", path.display()))?;
+        Ok(path)
+    })
+    .clone()
+    .map_err(io::Error::other)
+}
+
+/// One deterministic run of `cfg` under `scenario`, every choice drawn from `decisions`.
+pub fn run_once(
+    cfg: &HostConfig,
+    scenario: &Scenario,
+    decisions: &mut Decisions,
+    obs: &mut dyn Observer,
+) -> io::Result<RunOutput> {
+    let shim = match &cfg.shim {
+        Some(p) => p.clone(),
+        None => shim_path()?,
+    };
+    host::run(cfg, &shim, scenario, decisions, obs)
+}
+
+/// What `weft run` needs back: the run, plus the decisions to record for replay.
+#[derive(Clone, Debug)]
+pub struct ProgramRun {
+    pub output: RunOutput,
+    /// The decision list of this run: `Decisions::replay(decisions)` reproduces it.
+    pub decisions: Vec<u64>,
+}
+
+/// `weft run`: one run from `seed` (or replaying `replay` when given), no event recording.
+/// Print `output.notes`, then every line of `output.lines` (`Display` gives the fixed-column
+/// `time node | text` form), then the outcome.
+pub fn run_program(
+    cfg: &HostConfig,
+    scenario: &Scenario,
+    seed: u64,
+    replay: Option<Vec<u64>>,
+) -> io::Result<ProgramRun> {
+    let mut decisions = match replay {
+        Some(list) => Decisions::replay(list),
+        None => Decisions::random(seed),
+    };
+    let output = run_once(cfg, scenario, &mut decisions, &mut NullObserver)?;
+    Ok(ProgramRun { output, decisions: decisions.into_log() })
+}
+
+/// The scenario for `weft run --faults SPEC`: `none` (no faults: weft_core's calm scenario),
+/// `default` (weft_core's default rates and budget), or a comma list overriding the default's
+/// per-message rates, e.g. `drop=1/10,dup=1/50,delay=1/20`.
+pub fn faults_scenario(spec: &str) -> Result<Scenario, String> {
+    match spec.trim() {
+        "none" | "" => return Ok(Scenario::calm()),
+        "default" => return Ok(Scenario::default()),
+        _ => {}
+    }
+    let mut s = Scenario::calm();
+    for part in spec.split(',') {
+        let (key, value) =
+            part.split_once('=').ok_or_else(|| format!("`{part}`: expected KEY=NUM/DEN"))?;
+        let (num, den) =
+            value.split_once('/').ok_or_else(|| format!("`{value}`: expected NUM/DEN"))?;
+        let num: u32 = num.trim().parse().map_err(|_| format!("`{num}`: not a number"))?;
+        let den: u32 = den.trim().parse().map_err(|_| format!("`{den}`: not a number"))?;
+        if den == 0 || num > den {
+            return Err(format!("`{value}`: need 0 <= NUM <= DEN, DEN > 0"));
+        }
+        let r = weft_core::Ratio::new(num, den);
+        match key.trim() {
+            "drop" => s.rates.drop = r,
+            "dup" | "duplicate" => s.rates.duplicate = r,
+            "delay" => s.rates.delay = r,
+            other => return Err(format!("unknown fault `{other}` (known: drop, dup, delay)")),
+        }
+    }
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use weft_core::Ratio;
+
+    #[test]
+    fn fault_specs_parse() {
+        assert_eq!(faults_scenario("none").unwrap(), Scenario::calm());
+        assert_eq!(faults_scenario("default").unwrap(), Scenario::default());
+        let s = faults_scenario("drop=1/10, dup=1/50").unwrap();
+        assert_eq!(s.rates.drop, Ratio::new(1, 10));
+        assert_eq!(s.rates.duplicate, Ratio::new(1, 50));
+        assert!(faults_scenario("drop=2/1").is_err());
+        assert!(faults_scenario("crash").is_err());
+    }
+
+    #[test]
+    fn output_lines_have_fixed_columns() {
+        let line = OutputLine { time: weft_core::SimTime(12_500_000), node: 2, text: "hi".into() };
+        assert_eq!(line.to_string(), "    0.012500s n2 | hi");
+    }
+
+    #[test]
+    fn non_elf_and_missing_programs_are_refused() {
+        assert!(unsupported_reason(std::path::Path::new("/nonexistent/x")).is_some());
+        assert!(unsupported_reason(std::path::Path::new("/etc/hostname"))
+            .or(unsupported_reason(std::path::Path::new("/etc/passwd")))
+            .unwrap()
+            .contains("not an ELF"));
+        assert_eq!(unsupported_reason(std::path::Path::new("/bin/true")), None);
+    }
+}

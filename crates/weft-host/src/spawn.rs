@@ -1,0 +1,214 @@
+//! Starting one simulated process: pipes for its output, the shared region at a fixed fd,
+//! `LD_PRELOAD`, one CPU, no address-space randomisation, and (where the kernel lets us) its
+//! own user and network namespaces so an escaped system call cannot reach a real network.
+
+use crate::proto::{ENV_FD, ENV_SLOT};
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+/// The fd number at which a child finds the shared region (the shim closes it after mapping,
+/// so the program's own fd numbers are what they would be natively).
+pub(crate) const CHILD_REGION_FD: i32 = 1021;
+
+pub(crate) struct Spawned {
+    pub(crate) pid: libc::pid_t,
+    /// Read end of the pipe carrying the child's stdout and stderr (non-blocking).
+    pub(crate) out: OwnedFd,
+}
+
+pub(crate) struct SpawnSpec<'a> {
+    pub(crate) program: &'a Path,
+    pub(crate) args: &'a [String],
+    pub(crate) shim: &'a Path,
+    pub(crate) region_fd: i32,
+    pub(crate) slot: usize,
+    pub(crate) cpu: Option<usize>,
+    pub(crate) netns: bool,
+    /// The node's simulated address (host byte order), given to `lo` in its namespace.
+    pub(crate) ip: u32,
+}
+
+fn env_name(bytes: &[u8]) -> &str {
+    std::str::from_utf8(&bytes[..bytes.len() - 1]).expect("ascii env name")
+}
+
+/// Whether processes can get their own user and network namespaces here: probed once by
+/// starting /bin/true exactly as a simulated process is started (unshare, then the id maps).
+pub fn netns_available() -> bool {
+    static AVAILABLE: OnceLock<bool> = OnceLock::new();
+    *AVAILABLE.get_or_init(|| {
+        let mut cmd = Command::new("/bin/true");
+        cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+        let maps = IdMaps::new();
+        // SAFETY: the closure calls only async-signal-safe functions on data built before fork.
+        unsafe {
+            cmd.pre_exec(move || enter_namespaces(&maps));
+        }
+        cmd.status().map(|s| s.success()).unwrap_or(false)
+    })
+}
+
+/// `/proc/self/{uid,gid}_map` contents mapping the caller's ids to themselves, built before a
+/// fork (nothing between fork and exec may allocate).
+struct IdMaps {
+    uid: Vec<u8>,
+    gid: Vec<u8>,
+}
+
+impl IdMaps {
+    fn new() -> IdMaps {
+        // SAFETY: getuid/getgid cannot fail.
+        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        IdMaps {
+            uid: format!("0 {uid} 1\n").into_bytes(),
+            gid: format!("0 {gid} 1\n").into_bytes(),
+        }
+    }
+}
+
+/// Between fork and exec: a new user and network namespace, ids mapped to the caller's.
+fn enter_namespaces(maps: &IdMaps) -> io::Result<()> {
+    // SAFETY: unshare is async-signal-safe; failure is reported.
+    if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    write_proc_file(b"/proc/self/setgroups\0", b"deny")?;
+    write_proc_file(b"/proc/self/uid_map\0", &maps.uid)?;
+    write_proc_file(b"/proc/self/gid_map\0", &maps.gid)
+}
+
+/// A netlink RTM_NEWADDR request giving `lo` (ifindex 1) the address `ip`/32, built before
+/// fork. With it, glibc's getaddrinfo(AI_ADDRCONFIG) — the default for NULL hints — sees a
+/// configured IPv4 address in the otherwise empty namespace, as it would on a real host.
+fn add_address_request(ip: u32) -> [u8; 40] {
+    let mut m = [0u8; 40];
+    let flags = (libc::NLM_F_REQUEST | libc::NLM_F_CREATE | libc::NLM_F_REPLACE) as u16;
+    m[0..4].copy_from_slice(&40u32.to_ne_bytes()); // nlmsg_len
+    m[4..6].copy_from_slice(&libc::RTM_NEWADDR.to_ne_bytes()); // nlmsg_type
+    m[6..8].copy_from_slice(&flags.to_ne_bytes()); // nlmsg_flags
+    m[8..12].copy_from_slice(&1u32.to_ne_bytes()); // nlmsg_seq
+    m[16] = libc::AF_INET as u8; // ifa_family
+    m[17] = 32; // ifa_prefixlen
+    m[19] = libc::RT_SCOPE_HOST; // ifa_scope
+    m[20..24].copy_from_slice(&1u32.to_ne_bytes()); // ifa_index: lo
+    for (at, kind) in [(24, libc::IFA_LOCAL), (32, libc::IFA_ADDRESS)] {
+        m[at..at + 2].copy_from_slice(&8u16.to_ne_bytes());
+        m[at + 2..at + 4].copy_from_slice(&kind.to_ne_bytes());
+        m[at + 4..at + 8].copy_from_slice(&ip.to_be_bytes());
+    }
+    m
+}
+
+/// Between fork and exec, inside the new namespace: `lo` up, with the node's address. Best
+/// effort: a failure only means getaddrinfo(AI_ADDRCONFIG) may find no IPv4 address.
+fn configure_loopback(request: &[u8; 40]) {
+    // SAFETY: socket/ioctl/sendto/close with local, initialised buffers; all async-signal-safe.
+    unsafe {
+        let s = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if s >= 0 {
+            let mut ifr: libc::ifreq = std::mem::zeroed();
+            for (i, b) in b"lo\0".iter().enumerate() {
+                ifr.ifr_name[i] = *b as libc::c_char;
+            }
+            ifr.ifr_ifru.ifru_flags = (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+            libc::ioctl(s, libc::SIOCSIFFLAGS, &ifr);
+            libc::close(s);
+        }
+        let nl = libc::socket(libc::AF_NETLINK, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0);
+        if nl >= 0 {
+            let mut to: libc::sockaddr_nl = std::mem::zeroed();
+            to.nl_family = libc::AF_NETLINK as libc::sa_family_t;
+            libc::sendto(
+                nl,
+                request.as_ptr().cast(),
+                request.len(),
+                0,
+                &to as *const libc::sockaddr_nl as *const libc::sockaddr,
+                std::mem::size_of::<libc::sockaddr_nl>() as libc::socklen_t,
+            );
+            libc::close(nl);
+        }
+    }
+}
+
+fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills two fds on success.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both fds are fresh and owned by us.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Writes `data` to the file at NUL-terminated `path` with raw calls (used between fork and
+/// exec, where only async-signal-safe functions may run).
+fn write_proc_file(path: &[u8], data: &[u8]) -> io::Result<()> {
+    // SAFETY: NUL-terminated path; open/write/close are async-signal-safe.
+    unsafe {
+        let fd = libc::open(path.as_ptr().cast(), libc::O_WRONLY);
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let n = libc::write(fd, data.as_ptr().cast(), data.len());
+        libc::close(fd);
+        if n != data.len() as isize {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn spawn(spec: &SpawnSpec<'_>) -> io::Result<Spawned> {
+    let (read, write) = pipe()?;
+    let write2 = write.try_clone()?;
+    let mut cmd = Command::new(spec.program);
+    cmd.args(spec.args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(write))
+        .stderr(Stdio::from(write2))
+        .env("LD_PRELOAD", spec.shim)
+        .env(env_name(ENV_FD), CHILD_REGION_FD.to_string())
+        .env(env_name(ENV_SLOT), spec.slot.to_string());
+    let maps = IdMaps::new();
+    let address = add_address_request(spec.ip);
+    let region_fd = spec.region_fd;
+    let cpu = spec.cpu;
+    let netns = spec.netns;
+    // SAFETY: the closure runs between fork and exec and calls only async-signal-safe
+    // functions (unshare, open/write/close, sched_setaffinity, personality, prctl, dup2) on
+    // data prepared before the fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            if netns {
+                enter_namespaces(&maps)?;
+                configure_loopback(&address);
+            }
+            if let Some(cpu) = cpu {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(cpu, &mut set);
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+            }
+            libc::personality(libc::ADDR_NO_RANDOMIZE as libc::c_ulong);
+            // If the host thread dies (a weft bug), its processes die with it.
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            if libc::dup2(region_fd, CHILD_REGION_FD) < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let child = cmd.spawn()?;
+    let pid = child.id() as libc::pid_t;
+    drop(child); // reaped with waitpid by the host, never by std
+                 // SAFETY: setting O_NONBLOCK on our own pipe end.
+    unsafe {
+        let fl = libc::fcntl(read.as_raw_fd(), libc::F_GETFL);
+        libc::fcntl(read.as_raw_fd(), libc::F_SETFL, fl | libc::O_NONBLOCK);
+    }
+    Ok(Spawned { pid, out: read })
+}

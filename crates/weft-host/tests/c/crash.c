@@ -1,0 +1,31 @@
+/* Ends badly on purpose: "segv" dereferences NULL, "exit3" exits with status 3, "spin"
+ * busy-waits on the clock (a hang), "block" waits forever on a socket, "system" starts a
+ * child process (not simulated). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+int main(int argc, char **argv) {
+    const char *m = argc > 1 ? argv[1] : "";
+    printf("mode %s\n", m);
+    if (!strcmp(m, "segv")) {
+        volatile int *p = NULL;
+        return *p;
+    }
+    if (!strcmp(m, "exit3")) return 3;
+    if (!strcmp(m, "spin")) {
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        do clock_gettime(CLOCK_MONOTONIC, &b); while (b.tv_sec == a.tv_sec);
+        return 0;
+    }
+    if (!strcmp(m, "system")) return system("true");
+    if (!strcmp(m, "block")) {
+        int fd = socket(AF_INET, SOCK_DGRAM, 0);
+        char c;
+        recv(fd, &c, 1, 0);
+    }
+    return 0;
+}

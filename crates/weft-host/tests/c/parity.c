@@ -1,0 +1,329 @@
+/* One scenario per intercepted call family, printing only what a correct implementation must
+ * observe the same way natively and under the shim (no absolute times, no random values).
+ * usage: parity SCENARIO */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/random.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <signal.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+static long ns(clockid_t c) {
+    struct timespec t;
+    clock_gettime(c, &t);
+    return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
+static int wake_pipe[2], wake_efd;
+
+static void *waker(void *arg) {
+    (void)arg;
+    usleep(10000);
+    write(wake_pipe[1], "w", 1);
+    usleep(10000);
+    uint64_t one = 1;
+    write(wake_efd, &one, sizeof one);
+    usleep(10000);
+    write(wake_pipe[1], "s", 1);
+    return NULL;
+}
+
+static char big[200000], back[200000];
+static int big_fd;
+static ssize_t big_written;
+
+static void *big_writer(void *arg) {
+    (void)arg;
+    big_written = write(big_fd, big, sizeof big);
+    return NULL;
+}
+
+static int udp_bound(struct sockaddr_in *a) {
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in b;
+    memset(&b, 0, sizeof b);
+    b.sin_family = AF_INET;
+    b.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    b.sin_port = 0;
+    if (bind(fd, (struct sockaddr *)&b, sizeof b) != 0) printf("bind failed\n");
+    socklen_t l = sizeof *a;
+    getsockname(fd, (struct sockaddr *)a, &l);
+    a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return fd;
+}
+
+int main(int argc, char **argv) {
+    const char *s = argc > 1 ? argv[1] : "";
+    if (!strcmp(s, "time")) {
+        long m0 = ns(CLOCK_MONOTONIC), m1 = ns(CLOCK_MONOTONIC);
+        printf("monotonic non-decreasing %d\n", m1 >= m0);
+        struct timeval tv;
+        gettimeofday(&tv, NULL);
+        time_t t = time(NULL);
+        printf("time() within 1s of gettimeofday %d\n", labs((long)t - (long)tv.tv_sec) <= 1);
+        struct timespec ts;
+        printf("timespec_get %d\n", timespec_get(&ts, TIME_UTC));
+        printf("after 2020 %d\n", t > 1577836800);
+        printf("bad clock %d errno EINVAL %d\n", clock_gettime((clockid_t)12345, &ts), errno == EINVAL);
+    } else if (!strcmp(s, "sleep")) {
+        long a = ns(CLOCK_MONOTONIC);
+        struct timespec req = {0, 20000000}, rem;
+        printf("nanosleep %d\n", nanosleep(&req, &rem));
+        long b = ns(CLOCK_MONOTONIC);
+        printf("slept >= 20ms %d\n", b - a >= 20000000);
+        usleep(5000);
+        printf("usleep adds >= 5ms %d\n", ns(CLOCK_MONOTONIC) - b >= 5000000);
+        long c = ns(CLOCK_MONOTONIC);
+        req.tv_nsec = 3000000;
+        printf("clock_nanosleep %d\n", clock_nanosleep(CLOCK_MONOTONIC, 0, &req, NULL));
+        printf("slept >= 3ms %d\n", ns(CLOCK_MONOTONIC) - c >= 3000000);
+        printf("sleep(0) %u\n", sleep(0));
+    } else if (!strcmp(s, "random")) {
+        unsigned char a[32], b[32];
+        printf("getrandom %zd\n", getrandom(a, sizeof a, 0));
+        printf("getentropy %d\n", getentropy(b, sizeof b));
+        printf("differ %d\n", memcmp(a, b, sizeof a) != 0);
+        int fd = open("/dev/urandom", O_RDONLY);
+        printf("urandom read %zd\n", read(fd, a, sizeof a));
+        close(fd);
+        FILE *f = fopen("/dev/urandom", "rb");
+        printf("fopen urandom fread %zu\n", fread(b, 1, sizeof b, f));
+        fclose(f);
+    } else if (!strcmp(s, "udp")) {
+        struct sockaddr_in a, b, from;
+        int fa = udp_bound(&a), fb = udp_bound(&b);
+        printf("ports nonzero %d distinct %d\n", a.sin_port != 0, a.sin_port != b.sin_port);
+        printf("sendto %zd\n", sendto(fa, "hello", 5, 0, (struct sockaddr *)&b, sizeof b));
+        char buf[64];
+        socklen_t fl = sizeof from;
+        ssize_t n = recvfrom(fb, buf, sizeof buf, 0, (struct sockaddr *)&from, &fl);
+        printf("recvfrom %zd '%.*s' from sender %d\n", n, (int)n, buf, from.sin_port == a.sin_port);
+        printf("connect %d\n", connect(fb, (struct sockaddr *)&a, sizeof a));
+        printf("send %zd\n", send(fb, "back", 4, 0));
+        n = recv(fa, buf, sizeof buf, 0);
+        printf("recv %zd '%.*s'\n", n, (int)n, buf);
+        struct iovec iov[2] = {{"ab", 2}, {"cd", 2}};
+        struct msghdr m;
+        memset(&m, 0, sizeof m);
+        m.msg_name = &b;
+        m.msg_namelen = sizeof b;
+        m.msg_iov = iov;
+        m.msg_iovlen = 2;
+        printf("sendmsg %zd\n", sendmsg(fa, &m, 0));
+        char r1[3], r2[8];
+        struct iovec riov[2] = {{r1, 3}, {r2, 8}};
+        struct msghdr rm;
+        memset(&rm, 0, sizeof rm);
+        rm.msg_iov = riov;
+        rm.msg_iovlen = 2;
+        n = recvmsg(fb, &rm, 0);
+        printf("recvmsg %zd '%.3s%.1s'\n", n, r1, r2);
+        struct mmsghdr mm[3];
+        struct iovec mi[3] = {{"one", 3}, {"two", 3}, {"three", 5}};
+        memset(mm, 0, sizeof mm);
+        for (int i = 0; i < 3; i++) {
+            mm[i].msg_hdr.msg_name = &b;
+            mm[i].msg_hdr.msg_namelen = sizeof b;
+            mm[i].msg_hdr.msg_iov = &mi[i];
+            mm[i].msg_hdr.msg_iovlen = 1;
+        }
+        printf("sendmmsg %d\n", sendmmsg(fa, mm, 3, 0));
+        char rb[4][8];
+        struct iovec ri[4] = {{rb[0], 8}, {rb[1], 8}, {rb[2], 8}, {rb[3], 8}};
+        struct mmsghdr rmm[4];
+        memset(rmm, 0, sizeof rmm);
+        for (int i = 0; i < 4; i++) {
+            rmm[i].msg_hdr.msg_iov = &ri[i];
+            rmm[i].msg_hdr.msg_iovlen = 1;
+        }
+        usleep(50000); /* let all three arrive (the simulated network has latency) */
+        n = recvmmsg(fb, rmm, 4, MSG_WAITFORONE, NULL);
+        /* UDP may reorder (the simulated network does, by latency): print order-free facts. */
+        int found_three = 0;
+        for (int i = 0; i < 3; i++) found_three |= rmm[i].msg_len == 5 && !memcmp(rb[i], "three", 5);
+        printf("recvmmsg %zd total %u three %d\n", n, rmm[0].msg_len + rmm[1].msg_len + rmm[2].msg_len, found_three);
+        sendto(fa, "truncate-me", 11, 0, (struct sockaddr *)&b, sizeof b);
+        n = recv(fb, buf, 4, 0);
+        printf("short recv %zd\n", n);
+        close(fa);
+        close(fb);
+    } else if (!strcmp(s, "nonblock")) {
+        struct sockaddr_in a;
+        int fd = udp_bound(&a);
+        char buf[8];
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+        printf("fcntl nonblock recv %zd EAGAIN %d\n", recv(fd, buf, 8, 0), errno == EAGAIN);
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+        printf("dontwait recv %zd EAGAIN %d\n", recv(fd, buf, 8, MSG_DONTWAIT), errno == EAGAIN);
+        int on = 1;
+        ioctl(fd, FIONBIO, &on);
+        printf("ioctl nonblock recv %zd EAGAIN %d\n", recv(fd, buf, 8, 0), errno == EAGAIN);
+        on = 0;
+        ioctl(fd, FIONBIO, &on);
+        struct timeval tv = {0, 30000};
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        long t0 = ns(CLOCK_MONOTONIC);
+        printf("rcvtimeo recv %zd EAGAIN %d\n", recv(fd, buf, 8, 0), errno == EAGAIN);
+        printf("waited >= 30ms %d\n", ns(CLOCK_MONOTONIC) - t0 >= 30000000);
+        int s2 = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+        printf("SOCK_NONBLOCK recv %zd EAGAIN %d\n", recv(s2, buf, 8, 0), errno == EAGAIN);
+    } else if (!strcmp(s, "poll")) {
+        struct sockaddr_in a, b;
+        int fa = udp_bound(&a), fb = udp_bound(&b);
+        struct pollfd p[2] = {{fa, POLLIN, 0}, {fb, POLLIN | POLLOUT, 0}};
+        long t0 = ns(CLOCK_MONOTONIC);
+        printf("poll %d revents %d %d\n", poll(p, 2, 40), p[0].revents, p[1].revents);
+        p[1].events = POLLIN;
+        printf("poll timeout %d after >= 40ms %d\n", poll(p, 2, 40), ns(CLOCK_MONOTONIC) - t0 >= 40000000);
+        sendto(fb, "x", 1, 0, (struct sockaddr *)&a, sizeof a);
+        printf("poll ready %d revents %d\n", poll(p, 2, 1000), p[0].revents);
+        fd_set r;
+        FD_ZERO(&r);
+        FD_SET(fa, &r);
+        FD_SET(fb, &r);
+        struct timeval tv = {1, 0};
+        int n = select((fa > fb ? fa : fb) + 1, &r, NULL, NULL, &tv);
+        printf("select %d fa %d fb %d\n", n, FD_ISSET(fa, &r) != 0, FD_ISSET(fb, &r) != 0);
+        char c;
+        recv(fa, &c, 1, 0);
+        FD_ZERO(&r);
+        FD_SET(fa, &r);
+        tv.tv_sec = 0;
+        tv.tv_usec = 20000;
+        printf("select timeout %d\n", select(fa + 1, &r, NULL, NULL, &tv));
+        int ep = epoll_create1(0);
+        struct epoll_event ev = {EPOLLIN, {.u64 = 42}};
+        printf("epoll_ctl %d\n", epoll_ctl(ep, EPOLL_CTL_ADD, fa, &ev));
+        struct epoll_event out[4];
+        printf("epoll_wait timeout %d\n", epoll_wait(ep, out, 4, 20));
+        sendto(fb, "y", 1, 0, (struct sockaddr *)&a, sizeof a);
+        n = epoll_wait(ep, out, 4, 1000);
+        printf("epoll_wait %d data %llu in %d\n", n, (unsigned long long)out[0].data.u64, (out[0].events & EPOLLIN) != 0);
+        close(ep);
+    } else if (!strcmp(s, "wakeup")) {
+        /* Another thread makes real descriptors (a pipe, an eventfd) ready while this one
+         * waits in poll, epoll_wait and select. */
+        pipe(wake_pipe);
+        wake_efd = eventfd(0, 0);
+        struct sockaddr_in a;
+        int u = udp_bound(&a);
+        pthread_t t;
+        pthread_create(&t, NULL, waker, NULL);
+        long t0 = ns(CLOCK_MONOTONIC);
+        struct pollfd p[2] = {{u, POLLIN, 0}, {wake_pipe[0], POLLIN, 0}};
+        printf("poll %d pipe ready %d\n", poll(p, 2, 5000), p[1].revents == POLLIN);
+        printf("waited 10ms..5s %d\n", ns(CLOCK_MONOTONIC) - t0 >= 10000000 && ns(CLOCK_MONOTONIC) - t0 < 5000000000L);
+        char c;
+        read(wake_pipe[0], &c, 1);
+        int ep = epoll_create1(0);
+        struct epoll_event ev = {EPOLLIN, {.u64 = 7}}, out[2];
+        epoll_ctl(ep, EPOLL_CTL_ADD, wake_efd, &ev);
+        struct epoll_event ev2 = {EPOLLIN, {.u64 = 8}};
+        epoll_ctl(ep, EPOLL_CTL_ADD, u, &ev2);
+        int n = epoll_wait(ep, out, 2, 5000);
+        printf("epoll_wait %d data %llu\n", n, (unsigned long long)out[0].data.u64);
+        uint64_t v;
+        read(wake_efd, &v, sizeof v);
+        fd_set r;
+        FD_ZERO(&r);
+        FD_SET(wake_pipe[0], &r);
+        struct timeval tv = {5, 0};
+        printf("select %d pipe %d\n", select(wake_pipe[0] + 1, &r, NULL, NULL, &tv), FD_ISSET(wake_pipe[0], &r) != 0);
+        pthread_join(t, NULL);
+        close(ep);
+    } else if (!strcmp(s, "tcp")) {
+        /* One process talking to itself over loopback TCP. */
+        int l = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a;
+        memset(&a, 0, sizeof a);
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        int b = bind(l, (struct sockaddr *)&a, sizeof a);
+        printf("bind %d\n", b);
+        printf("listen %d\n", listen(l, 8));
+        socklen_t al = sizeof a;
+        getsockname(l, (struct sockaddr *)&a, &al);
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        int c = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+        int r = connect(c, (struct sockaddr *)&a, sizeof a);
+        int inprogress = r == 0 || errno == EINPROGRESS;
+        printf("nonblocking connect in progress or done %d\n", inprogress);
+        struct pollfd p = {c, POLLOUT, 0};
+        printf("poll out %d\n", poll(&p, 1, 1000));
+        int err = -1;
+        socklen_t el = sizeof err;
+        getsockopt(c, SOL_SOCKET, SO_ERROR, &err, &el);
+        printf("SO_ERROR %d\n", err);
+        struct sockaddr_in peer;
+        socklen_t pl = sizeof peer;
+        int s2 = accept(l, (struct sockaddr *)&peer, &pl);
+        printf("accepted %d\n", s2 >= 0);
+        struct sockaddr_in me;
+        socklen_t ml = sizeof me;
+        getsockname(c, (struct sockaddr *)&me, &ml);
+        printf("peer is the client %d\n", peer.sin_port == me.sin_port);
+        fcntl(c, F_SETFL, 0);
+        printf("send %zd\n", send(c, "hello ", 6, 0));
+        printf("write %zd\n", write(c, "world", 5));
+        char buf[64];
+        size_t got = 0;
+        while (got < 11) {
+            ssize_t n = read(s2, buf + got, sizeof buf - got);
+            if (n <= 0) break;
+            got += (size_t)n;
+        }
+        printf("server read %zu '%.*s'\n", got, (int)got, buf);
+        for (size_t i = 0; i < sizeof big; i++) big[i] = (char)(i * 7);
+        /* Written from another thread: natively a blocking write this large may wait for the
+         * reader. */
+        big_fd = c;
+        pthread_t bw;
+        pthread_create(&bw, NULL, big_writer, NULL);
+        got = 0;
+        while (got < sizeof big) {
+            ssize_t k = read(s2, back + got, sizeof back - got);
+            if (k <= 0) break;
+            got += (size_t)k;
+        }
+        pthread_join(bw, NULL);
+        printf("big write %zd\n", big_written);
+        printf("big read %zu intact %d\n", got, !memcmp(big, back, sizeof big));
+        printf("shutdown %d\n", shutdown(c, SHUT_WR));
+        printf("eof %zd\n", recv(s2, buf, sizeof buf, 0));
+        printf("reply %zd\n", send(s2, "bye", 3, 0));
+        ssize_t n = recv(c, buf, sizeof buf, 0);
+        printf("client got %zd '%.*s'\n", n, (int)n, buf);
+        close(s2);
+        printf("client eof %zd\n", recv(c, buf, sizeof buf, 0));
+        close(c);
+        close(l);
+        int d = socket(AF_INET, SOCK_STREAM, 0);
+        r = connect(d, (struct sockaddr *)&a, sizeof a);
+        printf("refused %d ECONNREFUSED %d\n", r, errno == ECONNREFUSED);
+        close(d);
+    } else if (!strcmp(s, "pid")) {
+        pid_t me = getpid();
+        printf("pid positive %d, parent differs %d\n", me > 0, getppid() != me);
+        printf("kill(self, 0) %d\n", kill(me, 0));
+        printf("stable %d\n", getpid() == me);
+        printf("main thread id is the pid %d\n", gettid() == me);
+    } else {
+        printf("unknown scenario %s\n", s);
+        return 2;
+    }
+    return 0;
+}

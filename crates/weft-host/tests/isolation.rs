@@ -1,0 +1,62 @@
+//! What keeps a run honest: processes in their own network namespace, and programs the shim
+//! cannot see into refused up front.
+
+mod common;
+use weft_core::{Decisions, NullObserver, Outcome, Scenario};
+
+fn run(cfg: &weft_host::HostConfig) -> weft_host::RunOutput {
+    let mut d = Decisions::random(1);
+    weft_host::run_once(cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap()
+}
+
+#[test]
+fn processes_get_their_own_network_namespace_where_available() {
+    let cfg = common::config("netns", &[], 1);
+    let out = run(&cfg);
+    assert_eq!(out.report.outcome, Outcome::Pass);
+    let ours = std::fs::read_link("/proc/self/ns/net").unwrap().display().to_string();
+    let theirs = &out.lines[0].text;
+    assert!(theirs.starts_with("net:["), "{theirs}");
+    if weft_host::netns_available() {
+        assert_ne!(theirs, &ours, "the process should not share the host's network");
+        assert!(out.notes.is_empty(), "{:?}", out.notes);
+    } else {
+        assert_eq!(theirs, &ours);
+        assert!(out.notes.iter().any(|n| n.contains("namespace")), "{:?}", out.notes);
+    }
+    let mut off = cfg.clone();
+    off.netns = weft_host::Netns::Off;
+    assert_eq!(run(&off).lines[0].text, ours);
+}
+
+#[test]
+fn go_binaries_are_refused_by_their_build_info() {
+    // A dynamically linked binary carrying Go's build-info magic, as every Go binary does.
+    let mut bytes = std::fs::read(common::compile("netns", &[])).unwrap();
+    bytes.extend_from_slice(b"\xff Go buildinf:\x08\x02");
+    let fake = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("fake-go");
+    std::fs::write(&fake, bytes).unwrap();
+    let mut cfg = common::config("netns", &[], 1);
+    cfg.program = fake;
+    let o = run(&cfg).report.outcome;
+    assert!(matches!(&o, Outcome::Unsupported { detail } if detail.contains("Go binary")), "{o:?}");
+}
+
+#[test]
+fn real_time_timers_are_unsupported() {
+    let o = run(&common::config("timer", &[], 1)).report.outcome;
+    assert!(matches!(&o, Outcome::Unsupported { detail } if detail.contains("alarm")), "{o:?}");
+}
+
+/// glibc's getaddrinfo works under the shim: its own netlink traffic (AI_ADDRCONFIG asks the
+/// kernel which families are configured) runs as is, and the node's namespace has its address.
+#[test]
+fn getaddrinfo_with_and_without_addrconfig() {
+    for extra in [&[][..], &["addrconfig"][..]] {
+        let mut args = vec!["{id}", "{ip}", "{port}", "127.1.0.1"];
+        args.extend_from_slice(extra);
+        let out = run(&common::config("resolve", &args, 2));
+        assert_eq!(out.report.outcome, Outcome::Pass, "{extra:?}: {}", out.render());
+        assert!(out.render().contains("n0 | got 2 bytes"), "{}", out.render());
+    }
+}

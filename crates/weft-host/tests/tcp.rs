@@ -1,0 +1,62 @@
+//! TCP-like streams between real processes: connect, accept, ordered bytes, EOF, and resets
+//! when a node crashes; deterministic per seed.
+
+mod common;
+use weft_core::{
+    Decisions, EventKind, NullObserver, Outcome, Ratio, Recorder, Scenario, SimDuration,
+};
+
+fn config() -> weft_host::HostConfig {
+    common::config("tcpecho", &["{id}", "{addr}", "{peers}"], 3)
+}
+
+#[test]
+fn tcp_echo_between_processes_is_deterministic() {
+    let run = |seed| {
+        let mut d = Decisions::random(seed);
+        weft_host::run_once(&config(), &Scenario::calm(), &mut d, &mut NullObserver).unwrap()
+    };
+    let a = run(4);
+    let text = a.render();
+    assert_eq!(a.report.outcome, Outcome::Pass, "{text}");
+    for id in 1..=2 {
+        for m in 0..3 {
+            assert!(text.contains(&format!("n{id} | echo: LINE {m} FROM {id}")), "{text}");
+        }
+        assert!(text.contains(&format!("n{id} | final read 0")), "{text}");
+    }
+    assert_eq!(text.matches("client done (eof)").count(), 2, "{text}");
+    assert!(text.contains("n0 | served 2"), "{text}");
+    assert_eq!(run(4).render(), text);
+    assert!((5..12).any(|s| run(s).render() != text), "seeds should change timing");
+}
+
+#[test]
+fn a_crashed_peer_resets_its_streams() {
+    let mut s = Scenario::calm();
+    s.rates.crash = Ratio::new(1, 4);
+    s.budget.crashes = 1;
+    s.restart = false;
+    s.fault_phase = SimDuration::from_millis(30);
+    let mut cfg = config();
+    cfg.exit_codes = vec![0, 1, 2];
+    let mut saw_reset = false;
+    for seed in 0..10 {
+        let mut rec = Recorder::default();
+        let mut d = Decisions::random(seed);
+        let out = weft_host::run_once(&cfg, &s, &mut d, &mut rec).unwrap();
+        let crashed = rec.events.iter().any(|e| e.kind == EventKind::Crash);
+        let reset = rec.events.iter().any(|e| e.summary.contains("reset"));
+        if crashed && reset {
+            saw_reset = true;
+            let text = out.render();
+            assert!(
+                text.contains("Connection reset")
+                    || text.contains("client done")
+                    || text.contains("connect:"),
+                "{text}"
+            );
+        }
+    }
+    assert!(saw_reset, "some seed should crash a node with open streams");
+}

@@ -1,0 +1,220 @@
+// Files (included into lib.rs): until weft has a storage model, file operations run natively,
+// and each one on a regular file opened through the hooks is reported to the host, which puts
+// it in the trace and treats it as a scheduling point. Paths under /dev, /proc and /sys are
+// not recorded. Calls glibc makes internally (stdio's fopen/fwrite/fflush) are not seen.
+
+fn recordable(path: *const c_char) -> bool {
+    if path.is_null() {
+        return false;
+    }
+    // SAFETY: a NUL-terminated path from the caller.
+    let p = unsafe { core::ffi::CStr::from_ptr(path) }.to_bytes();
+    !(p.starts_with(b"/dev/") || p.starts_with(b"/proc/") || p.starts_with(b"/sys/"))
+}
+
+/// Copies NUL-terminated `path` into the slot's data at `at`; answers the new end.
+fn put_path(s: &mut Slot, at: usize, path: *const c_char) -> usize {
+    if path.is_null() {
+        return at;
+    }
+    // SAFETY: a NUL-terminated path from the caller.
+    let p = unsafe { core::ffi::CStr::from_ptr(path) }.to_bytes();
+    let n = p.len().min(DATA_MAX - at - 1);
+    s.data[at..at + n].copy_from_slice(&p[..n]);
+    s.data[at + n] = 0;
+    at + n + 1
+}
+
+/// Reports one file operation (already done natively) to the host.
+fn record_file(
+    kind: i64,
+    fd: c_int,
+    offset: i64,
+    len: i64,
+    result: i64,
+    path: *const c_char,
+    path2: *const c_char,
+) {
+    let s = slot();
+    s.args[0] = kind;
+    s.args[1] = fd as i64;
+    s.args[2] = offset;
+    s.args[3] = len;
+    // SAFETY: __errno_location is this thread's errno.
+    s.args[4] = if result < 0 { -(unsafe { *libc::__errno_location() } as i64) } else { result };
+    let end = put_path(s, 0, path);
+    let end = put_path(s, end, path2);
+    s.len = end as u32;
+    // SAFETY: callers check `active()` and hold the guard.
+    unsafe { handoff(OP_FILE) };
+}
+
+/// After a native open: remember and report regular files.
+fn after_open(path: *const c_char, flags: c_int, fd: c_int) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        let record = recordable(path);
+        if active() && fd >= 0 {
+            // A reused fd number (closed behind our back, e.g. by fclose) starts afresh.
+            set_fd_flags(fd, if record { FD_FILE } else { 0 });
+        }
+        if active() && record {
+            // SAFETY: errno is this thread's; saved so recording cannot change what the caller
+            // sees.
+            let saved = unsafe { *libc::__errno_location() };
+            record_file(FILE_OPEN, fd, flags as i64, 0, fd as i64, path, ptr::null());
+            // SAFETY: as above.
+            unsafe { *libc::__errno_location() = saved };
+        }
+    }
+    fd
+}
+
+/// After a native read/write-like call on `fd`: report it if `fd` is a recorded file.
+fn record_io(kind: i64, fd: c_int, offset: i64, len: usize, result: i64) {
+    if fd_flags(fd) & FD_FILE == 0 {
+        return;
+    }
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            // SAFETY: errno is this thread's; restored after recording.
+            let saved = unsafe { *libc::__errno_location() };
+            record_file(kind, fd, offset, len as i64, result, ptr::null(), ptr::null());
+            // SAFETY: as above.
+            unsafe { *libc::__errno_location() = saved };
+        }
+    }
+}
+
+/// After a native path operation: report it.
+fn record_path(kind: i64, result: c_int, path: *const c_char, path2: *const c_char) {
+    if let Some(_g) = Guard::enter() {
+        if active() && recordable(path) {
+            // SAFETY: errno is this thread's; restored after recording.
+            let saved = unsafe { *libc::__errno_location() };
+            record_file(kind, -1, 0, 0, result as i64, path, path2);
+            // SAFETY: as above.
+            unsafe { *libc::__errno_location() = saved };
+        }
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn creat(path: *const c_char, mode: libc::mode_t) -> c_int {
+    let fd = real!(creat: fn(*const c_char, libc::mode_t) -> c_int)(path, mode);
+    after_open(path, libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC, fd)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pread(
+    fd: c_int,
+    buf: *mut c_void,
+    len: size_t,
+    off: libc::off_t,
+) -> ssize_t {
+    let r = real!(pread: fn(c_int, *mut c_void, size_t, libc::off_t) -> ssize_t)(fd, buf, len, off);
+    record_io(FILE_READ, fd, off, len, r as i64);
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pread64(
+    fd: c_int,
+    buf: *mut c_void,
+    len: size_t,
+    off: libc::off64_t,
+) -> ssize_t {
+    let r =
+        real!(pread64: fn(c_int, *mut c_void, size_t, libc::off64_t) -> ssize_t)(fd, buf, len, off);
+    record_io(FILE_READ, fd, off, len, r as i64);
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pwrite(
+    fd: c_int,
+    buf: *const c_void,
+    len: size_t,
+    off: libc::off_t,
+) -> ssize_t {
+    let r =
+        real!(pwrite: fn(c_int, *const c_void, size_t, libc::off_t) -> ssize_t)(fd, buf, len, off);
+    record_io(FILE_WRITE, fd, off, len, r as i64);
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pwrite64(
+    fd: c_int,
+    buf: *const c_void,
+    len: size_t,
+    off: libc::off64_t,
+) -> ssize_t {
+    let r = real!(pwrite64: fn(c_int, *const c_void, size_t, libc::off64_t) -> ssize_t)(
+        fd, buf, len, off,
+    );
+    record_io(FILE_WRITE, fd, off, len, r as i64);
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fsync(fd: c_int) -> c_int {
+    let r = real!(fsync: fn(c_int) -> c_int)(fd);
+    record_io(FILE_FSYNC, fd, 0, 0, r as i64);
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fdatasync(fd: c_int) -> c_int {
+    let r = real!(fdatasync: fn(c_int) -> c_int)(fd);
+    record_io(FILE_FDATASYNC, fd, 0, 0, r as i64);
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ftruncate(fd: c_int, len: libc::off_t) -> c_int {
+    let r = real!(ftruncate: fn(c_int, libc::off_t) -> c_int)(fd, len);
+    record_io(FILE_TRUNCATE, fd, len, 0, r as i64);
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ftruncate64(fd: c_int, len: libc::off64_t) -> c_int {
+    let r = real!(ftruncate64: fn(c_int, libc::off64_t) -> c_int)(fd, len);
+    record_io(FILE_TRUNCATE, fd, len, 0, r as i64);
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn rename(from: *const c_char, to: *const c_char) -> c_int {
+    let r = real!(rename: fn(*const c_char, *const c_char) -> c_int)(from, to);
+    record_path(FILE_RENAME, r, from, to);
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn renameat(
+    fd1: c_int,
+    from: *const c_char,
+    fd2: c_int,
+    to: *const c_char,
+) -> c_int {
+    let r = real!(renameat: fn(c_int, *const c_char, c_int, *const c_char) -> c_int)(
+        fd1, from, fd2, to,
+    );
+    record_path(FILE_RENAME, r, from, to);
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn unlink(path: *const c_char) -> c_int {
+    let r = real!(unlink: fn(*const c_char) -> c_int)(path);
+    record_path(FILE_UNLINK, r, path, ptr::null());
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn unlinkat(dir: c_int, path: *const c_char, flags: c_int) -> c_int {
+    let r = real!(unlinkat: fn(c_int, *const c_char, c_int) -> c_int)(dir, path, flags);
+    record_path(FILE_UNLINK, r, path, ptr::null());
+    r
+}

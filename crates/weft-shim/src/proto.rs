@@ -1,0 +1,166 @@
+//! The wire format between the shim and the host: one shared-memory region, a header the host
+//! writes (virtual time) and one slot per simulated thread. This file is compiled into both
+//! crates (`#[path]` include in weft-host) so the two sides cannot disagree; it holds plain
+//! `#[repr(C)]` data and constants only.
+//!
+//! Hand-off protocol on a slot's `turn` futex word: the thread fills the request fields, stores
+//! `TURN_HOST` and wakes; the host answers in the same fields, stores `TURN_THREAD` and wakes.
+//! Only one simulated thread holds the baton at any time, so no field is ever written by both
+//! sides at once.
+
+#![allow(dead_code)] // each side uses its half
+
+use core::sync::atomic::{AtomicU32, AtomicU64};
+
+pub const MAGIC: u64 = 0x7765_6674_5348_4d31; // "weftSHM1"
+
+/// Environment variables the host sets for every child.
+pub const ENV_FD: &[u8] = b"WEFT_SHM_FD\0";
+pub const ENV_SLOT: &[u8] = b"WEFT_SLOT\0";
+
+pub const MAX_SLOTS: usize = 64;
+pub const DATA_MAX: usize = 65536;
+pub const POLL_MAX: usize = 256;
+
+/// Offsets of the simulated clocks: CLOCK_REALTIME reads `REALTIME_BASE_NS + now`, the
+/// monotonic clocks `MONOTONIC_BASE_NS + now` (fixed, so runs are comparable everywhere).
+pub const REALTIME_BASE_NS: u64 = 1_767_225_600 * 1_000_000_000; // 2026-01-01T00:00:00Z
+pub const MONOTONIC_BASE_NS: u64 = 1_000 * 1_000_000_000;
+
+/// After this many calls served without a hand-off (clock reads, random bytes) the shim
+/// hands off anyway with `OP_SPIN`, so a busy loop on the clock becomes a visible hang
+/// instead of a silent one.
+pub const LOCAL_CALLS_MAX: u32 = 1 << 16;
+
+pub const TURN_IDLE: u32 = 0;
+pub const TURN_HOST: u32 = 1;
+pub const TURN_THREAD: u32 = 2;
+
+// Requests (`Slot::op`). Arguments in `Slot::args`, payload in `Slot::data`, peer address in
+// `Slot::addr_ip`/`addr_port` (host byte order). Answers: `Slot::ret` (>= 0, or -errno).
+/// First contact from a fresh process: `args[0]` = real pid. Answer: `args[0]` = random seed,
+/// `args[1]` = the process's virtual pid (what `getpid` answers: the same in every run).
+pub const OP_HELLO: u32 = 1;
+/// Sleep until the absolute virtual time `args[0]` (ns).
+pub const OP_SLEEP: u32 = 2;
+/// A new simulated socket on fd `args[0]`: UDP, or a TCP-like stream when `args[1]` = 1.
+pub const OP_SOCKET: u32 = 3;
+/// `args[0]` fd; bind to `addr`.
+pub const OP_BIND: u32 = 4;
+/// `args[0]` fd; default destination `addr` (UDP), or connect a stream to `addr`
+/// (`args[1]` = 1 if non-blocking: answer -EINPROGRESS and let poll/SO_ERROR tell).
+pub const OP_CONNECT: u32 = 5;
+/// `args[0]` fd; answer in `addr`.
+pub const OP_GETSOCKNAME: u32 = 6;
+/// `args[0]` fd; `data[..len]` to `addr` (port 0 and ip 0 = connected peer).
+pub const OP_SENDTO: u32 = 7;
+/// `args[0]` fd, `args[1]` = 1 if non-blocking, `args[2]` = timeout ns (0 = none),
+/// `args[3]` = capacity, `args[4]` = 1 to peek. Answer: data, `len`, source in `addr`.
+pub const OP_RECVFROM: u32 = 8;
+/// `args[0]` = count, `args[1]` = absolute deadline ns or u64::MAX; `polls[..count]`.
+pub const OP_POLL: u32 = 9;
+/// `args[0]` fd closed.
+pub const OP_CLOSE: u32 = 10;
+/// The process is exiting (`args[0]` = status if known, or -1); no answer is awaited.
+pub const OP_EXIT: u32 = 11;
+/// An escape: `args[0]` = syscall number (or -1), `args[1]` = address; `data` = a name.
+/// No answer is awaited; the host ends the run as Unsupported.
+pub const OP_UNSUPPORTED: u32 = 12;
+/// Many local calls without a hand-off (busy loop on the clock).
+pub const OP_SPIN: u32 = 13;
+/// A yield point with no effect (thread switches).
+pub const OP_YIELD: u32 = 14;
+/// The calling thread is about to create a thread. Answer: the new thread's slot (>= 0).
+/// The new thread waits for `TURN_THREAD` before running any of the program's code; the host
+/// counts it runnable from the creator's next request on (by then it exists).
+pub const OP_THREAD_NEW: u32 = 15;
+/// The calling thread is ending; no answer is awaited.
+pub const OP_THREAD_EXIT: u32 = 16;
+/// Wait until the thread in slot `args[0]` has ended.
+pub const OP_JOIN: u32 = 17;
+/// The mutex at `args[0]` is held by another thread: wait until it is unlocked.
+pub const OP_MUTEX_WAIT: u32 = 18;
+/// The mutex at `args[0]` was just unlocked.
+pub const OP_MUTEX_UNLOCK: u32 = 19;
+/// Unlocked the mutex `args[1]`; wait on the condition variable `args[0]` until signalled or
+/// until the absolute virtual time `args[2]` (u64::MAX = never). Answer 0 or -ETIMEDOUT.
+pub const OP_COND_WAIT: u32 = 20;
+/// Signal the condition variable `args[0]` (`args[1]` = 1: broadcast).
+pub const OP_COND_SIGNAL: u32 = 21;
+/// Creating the thread announced in slot `args[0]` failed: forget it.
+pub const OP_THREAD_ABORT: u32 = 22;
+/// A file operation that already ran natively, for the record (until the storage model
+/// simulates files): `args[0]` = FILE_* kind, `args[1]` = fd, `args[2]`/`args[3]` = offset
+/// and length where they apply, `args[4]` = the result (-errno on failure); `data` = path(s),
+/// NUL-separated, `len` = their length.
+pub const OP_FILE: u32 = 23;
+
+/// Stream `args[0]` listens.
+pub const OP_LISTEN: u32 = 24;
+/// Accept on listening stream `args[0]` into the new fd `args[1]` (`args[2]` = 1 if
+/// non-blocking). Answer 0 and the peer in `addr`, or -errno.
+pub const OP_ACCEPT: u32 = 25;
+/// Shut down stream `args[0]` (`args[1]` = how).
+pub const OP_SHUTDOWN: u32 = 26;
+/// `args[0]` fd; answer the peer in `addr`.
+pub const OP_GETPEERNAME: u32 = 27;
+/// `args[0]` fd; answer (and clear) its pending error (SO_ERROR), as a positive errno or 0.
+pub const OP_SOCKERR: u32 = 28;
+
+/// A program's futex wait (through `syscall(SYS_futex)`, as Rust's std does): `args[0]` = the
+/// address (already checked to hold the expected value), `args[1]` = absolute deadline ns or
+/// u64::MAX. Answer 0 when woken, -ETIMEDOUT.
+pub const OP_FUTEX_WAIT: u32 = 29;
+/// Wake up to `args[1]` futex waiters on address `args[0]`. Answer: how many were woken.
+pub const OP_FUTEX_WAKE: u32 = 30;
+
+pub const FILE_OPEN: i64 = 1;
+pub const FILE_READ: i64 = 2;
+pub const FILE_WRITE: i64 = 3;
+pub const FILE_FSYNC: i64 = 4;
+pub const FILE_FDATASYNC: i64 = 5;
+pub const FILE_TRUNCATE: i64 = 6;
+pub const FILE_CLOSE: i64 = 7;
+pub const FILE_RENAME: i64 = 8;
+pub const FILE_UNLINK: i64 = 9;
+
+/// One entry of a poll request: fd, requested events, answered events.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct PollEntry {
+    pub fd: i32,
+    pub events: i16,
+    pub revents: i16,
+}
+
+#[repr(C)]
+pub struct Header {
+    pub magic: u64,
+    /// Virtual time in nanoseconds since the start of the run; written by the host only.
+    pub now_ns: AtomicU64,
+}
+
+#[repr(C)]
+pub struct Slot {
+    pub turn: AtomicU32,
+    pub op: u32,
+    pub args: [i64; 6],
+    pub ret: i64,
+    pub addr_ip: u32,
+    pub addr_port: u16,
+    pub _pad: u16,
+    pub len: u32,
+    pub _pad2: u32,
+    pub polls: [PollEntry; POLL_MAX],
+    pub data: [u8; DATA_MAX],
+}
+
+/// Byte offset of slot `i` in the region.
+pub const fn slot_offset(i: usize) -> usize {
+    let h = (core::mem::size_of::<Header>() + 4095) & !4095;
+    let s = (core::mem::size_of::<Slot>() + 4095) & !4095;
+    h + i * s
+}
+
+/// Size of the whole region.
+pub const REGION_SIZE: usize = slot_offset(MAX_SLOTS);

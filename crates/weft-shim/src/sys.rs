@@ -1,0 +1,274 @@
+//! Raw system calls, futexes, and the escape trap (a seccomp filter plus a SIGSYS handler).
+//!
+//! The filter traps the system calls the shim virtualises when they are made from anywhere but
+//! the shim's own `syscall` instruction (in [`raw_ret`]), so the shim's pass-through calls run
+//! while a program's raw `syscall(SYS_getrandom, …)` or an unhooked libc path is caught and
+//! reported as unsupported. One libc-internal call is emulated instead of reported: glibc's
+//! malloc seeds its tcache key with `getrandom`, which is harmless once the bytes come from the
+//! process's deterministic stream.
+
+use core::ffi::{c_int, c_void};
+use core::sync::atomic::AtomicU32;
+
+/// A raw system call; answers the kernel's result (`-errno` on failure).
+///
+/// Never inlined: the seccomp filter allows the trapped calls only from this function's code.
+#[inline(never)]
+pub unsafe fn raw_ret(nr: i64, a: [i64; 6]) -> i64 {
+    let ret: i64;
+    // SAFETY: the x86-64 Linux system call ABI; the caller vouches for the arguments.
+    core::arch::asm!(
+        "syscall",
+        inlateout("rax") nr => ret,
+        in("rdi") a[0], in("rsi") a[1], in("rdx") a[2],
+        in("r10") a[3], in("r8") a[4], in("r9") a[5],
+        lateout("rcx") _, lateout("r11") _,
+        options(nostack)
+    );
+    ret
+}
+
+/// A raw system call with libc's convention (-1 and errno on failure).
+pub unsafe fn raw(nr: i64, a: [i64; 6]) -> i64 {
+    let r = raw_ret(nr, a);
+    if r < 0 && r > -4096 {
+        *libc::__errno_location() = (-r) as c_int;
+        -1
+    } else {
+        r
+    }
+}
+
+pub fn exit_group(status: c_int) -> ! {
+    loop {
+        // SAFETY: exit_group takes one integer and does not return.
+        unsafe { raw_ret(libc::SYS_exit_group, [status as i64, 0, 0, 0, 0, 0]) };
+    }
+}
+
+/// Waits while `*word == expected` (spurious wake-ups are fine: callers loop).
+pub fn futex_wait(word: &AtomicU32, expected: u32) {
+    // Raw, not libc's syscall(): the shim interposes that symbol (for programs' futexes), and
+    // its own hand-off must never go through the simulation.
+    let args = [word as *const AtomicU32 as i64, libc::FUTEX_WAIT as i64, expected as i64, 0, 0, 0];
+    // SAFETY: a shared (not private) futex wait on a word of the shared mapping.
+    unsafe { raw_ret(libc::SYS_futex, args) };
+}
+
+pub fn futex_wake(word: &AtomicU32) {
+    let args = [word as *const AtomicU32 as i64, libc::FUTEX_WAKE as i64, i32::MAX as i64, 0, 0, 0];
+    // SAFETY: waking waiters on a word of the shared mapping.
+    unsafe { raw_ret(libc::SYS_futex, args) };
+}
+
+/// System calls that must not run unobserved: the shim serves them, so one reaching the
+/// kernel from elsewhere is an escape.
+const TRAPPED: &[(i64, &[u8])] = &[
+    (libc::SYS_getrandom, b"getrandom"),
+    (libc::SYS_clock_gettime, b"clock_gettime"),
+    (libc::SYS_gettimeofday, b"gettimeofday"),
+    (libc::SYS_time, b"time"),
+    (libc::SYS_nanosleep, b"nanosleep"),
+    (libc::SYS_clock_nanosleep, b"clock_nanosleep"),
+    (libc::SYS_socket, b"socket"),
+    (libc::SYS_bind, b"bind"),
+    (libc::SYS_connect, b"connect"),
+    (libc::SYS_sendto, b"sendto"),
+    (libc::SYS_recvfrom, b"recvfrom"),
+    (libc::SYS_sendmsg, b"sendmsg"),
+    (libc::SYS_recvmsg, b"recvmsg"),
+    (libc::SYS_sendmmsg, b"sendmmsg"),
+    (libc::SYS_recvmmsg, b"recvmmsg"),
+    (libc::SYS_poll, b"poll"),
+    (libc::SYS_ppoll, b"ppoll"),
+    (libc::SYS_select, b"select"),
+    (libc::SYS_pselect6, b"pselect6"),
+    (libc::SYS_epoll_wait, b"epoll_wait"),
+    (libc::SYS_epoll_pwait, b"epoll_pwait"),
+    (libc::SYS_epoll_pwait2, b"epoll_pwait2"),
+    (libc::SYS_io_uring_setup, b"io_uring_setup"),
+];
+
+fn trapped_name(nr: i64) -> &'static [u8] {
+    TRAPPED.iter().find(|t| t.0 == nr).map(|t| t.1).unwrap_or(b"?")
+}
+
+const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
+
+fn stmt(code: u16, k: u32) -> libc::sock_filter {
+    libc::sock_filter { code, jt: 0, jf: 0, k }
+}
+
+fn jump(code: u16, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
+    libc::sock_filter { code, jt, jf, k }
+}
+
+/// Installs the SIGSYS handler and the seccomp filter. Prints a note and carries on without
+/// the trap where the kernel refuses (escapes then go undetected, which the note says).
+pub fn install_escape_trap() {
+    // SAFETY: installing a SA_SIGINFO handler with a valid function pointer.
+    unsafe {
+        let mut sa: libc::sigaction = core::mem::zeroed();
+        sa.sa_sigaction = on_sigsys as *const () as usize;
+        sa.sa_flags = libc::SA_SIGINFO | libc::SA_NODEFER;
+        libc::sigemptyset(&mut sa.sa_mask);
+        if libc::sigaction(libc::SIGSYS, &sa, core::ptr::null_mut()) != 0 {
+            crate::diag(b"weft-shim: note: no SIGSYS handler; raw system calls go undetected\n");
+            return;
+        }
+    }
+    let start = raw_ret as *const () as usize as u64;
+    let end = start + 256;
+    if start >> 32 != end >> 32 {
+        crate::diag(
+            b"weft-shim: note: syscall stub straddles 4 GiB; raw system calls go undetected\n",
+        );
+        return;
+    }
+    const LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
+    const JEQ: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
+    const JGE: u16 = (libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K) as u16;
+    const RET: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
+    let n = TRAPPED.len();
+    let mut prog = [stmt(0, 0); 64];
+    let mut i = 0;
+    let mut push = |f: libc::sock_filter| {
+        prog[i] = f;
+        i += 1;
+    };
+    // [0] arch check
+    push(stmt(LD_W_ABS, 4));
+    push(jump(JEQ, AUDIT_ARCH_X86_64, 1, 0));
+    push(stmt(RET, libc::SECCOMP_RET_ALLOW));
+    // [3] syscall number
+    push(stmt(LD_W_ABS, 0));
+    // [4 .. 4+n) one test per trapped call: jump to the IP check, else fall through.
+    for (k, t) in TRAPPED.iter().enumerate() {
+        let to_check = (n - k) as u8; // distance to the IP check after the final allow
+        push(jump(JEQ, t.0 as u32, to_check, 0));
+    }
+    // [4+n] not trapped
+    push(stmt(RET, libc::SECCOMP_RET_ALLOW));
+    // [5+n] IP check: high word, then start <= low < end.
+    push(stmt(LD_W_ABS, 12));
+    push(jump(JEQ, (start >> 32) as u32, 0, 4));
+    push(stmt(LD_W_ABS, 8));
+    push(jump(JGE, start as u32, 0, 2));
+    push(jump(JGE, end as u32, 1, 0));
+    push(stmt(RET, libc::SECCOMP_RET_ALLOW));
+    push(stmt(RET, libc::SECCOMP_RET_TRAP));
+    let fprog = libc::sock_fprog { len: i as u16, filter: prog.as_ptr() as *mut libc::sock_filter };
+    // SAFETY: prctl with documented arguments; `fprog` points at `i` initialised instructions.
+    unsafe {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+            || libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, &fprog as *const _) != 0
+        {
+            crate::diag(b"weft-shim: note: seccomp refused; raw system calls go undetected\n");
+        }
+    }
+}
+
+/// Whether a trapped socket call made inside libc touches neither a simulated socket nor the
+/// real IPv4/IPv6 network (so it may run as is).
+fn harmless_socket_call(nr: i64, args: &[i64; 6]) -> bool {
+    let inet = |domain: i64| domain == libc::AF_INET as i64 || domain == libc::AF_INET6 as i64;
+    match nr {
+        libc::SYS_socket => !inet(args[0]),
+        libc::SYS_connect
+        | libc::SYS_bind
+        | libc::SYS_sendto
+        | libc::SYS_recvfrom
+        | libc::SYS_sendmsg
+        | libc::SYS_recvmsg
+        | libc::SYS_sendmmsg
+        | libc::SYS_recvmmsg => {
+            let fd = args[0] as c_int;
+            if crate::is_sim(fd) {
+                return false;
+            }
+            let mut domain: c_int = -1;
+            let mut len = core::mem::size_of::<c_int>() as libc::socklen_t;
+            let q = [
+                fd as i64,
+                libc::SOL_SOCKET as i64,
+                libc::SO_DOMAIN as i64,
+                &mut domain as *mut c_int as i64,
+                &mut len as *mut libc::socklen_t as i64,
+                0,
+            ];
+            // SAFETY: getsockopt into a local int; not a trapped call.
+            let r = unsafe { raw_ret(libc::SYS_getsockopt, q) };
+            r == 0 && !inet(domain as i64)
+        }
+        _ => false,
+    }
+}
+
+/// SIGSYS from the filter: emulate libc's own `getrandom`, let libc's own non-IP socket calls
+/// run, report anything else.
+extern "C" fn on_sigsys(_sig: c_int, info: *mut libc::siginfo_t, ctx: *mut c_void) {
+    // SAFETY: the kernel passes a SIGSYS siginfo (call address at byte 16, syscall number at
+    // 24, per `struct siginfo`'s `_sigsys` member) and a ucontext_t.
+    unsafe {
+        let raw = info as *const u8;
+        let addr = *(raw.add(16) as *const usize);
+        let nr = *(raw.add(24) as *const c_int) as i64;
+        let uc = &mut *(ctx as *mut libc::ucontext_t);
+        let mut dl: libc::Dl_info = core::mem::zeroed();
+        let known = libc::dladdr(addr as *const c_void, &mut dl) != 0;
+        let in_libc = known && !dl.dli_fname.is_null() && {
+            let f = core::ffi::CStr::from_ptr(dl.dli_fname).to_bytes();
+            f.windows(7).any(|w| w == b"libc.so")
+        };
+        let via_syscall_fn = known
+            && !dl.dli_sname.is_null()
+            && core::ffi::CStr::from_ptr(dl.dli_sname).to_bytes() == b"syscall";
+        let g = &mut uc.uc_mcontext.gregs;
+        if nr == libc::SYS_getrandom && in_libc && !via_syscall_fn {
+            let buf = g[libc::REG_RDI as usize] as *mut u8;
+            let len = g[libc::REG_RSI as usize] as usize;
+            crate::random_for_trap(buf, len);
+            g[libc::REG_RAX as usize] = len as i64;
+            return;
+        }
+        let args = [
+            g[libc::REG_RDI as usize],
+            g[libc::REG_RSI as usize],
+            g[libc::REG_RDX as usize],
+            g[libc::REG_R10 as usize],
+            g[libc::REG_R8 as usize],
+            g[libc::REG_R9 as usize],
+        ];
+        if in_libc && !via_syscall_fn && harmless_socket_call(nr, &args) {
+            // glibc's own use of netlink or Unix sockets (getaddrinfo's AI_ADDRCONFIG, syslog):
+            // nothing simulated is involved, so run it from the shim's stub as it was asked.
+            g[libc::REG_RAX as usize] = raw_ret(nr, args);
+            return;
+        }
+        let mut msg = [0u8; 160];
+        let mut m = 0;
+        let mut put = |s: &[u8]| {
+            for &b in s {
+                if m < msg.len() {
+                    msg[m] = b;
+                    m += 1;
+                }
+            }
+        };
+        put(b"raw system call ");
+        put(trapped_name(nr));
+        put(if via_syscall_fn {
+            b" made through syscall(2), bypassing the shim's hooks"
+        } else if in_libc {
+            b" made inside libc by an unhooked function"
+        } else {
+            b" made by a raw syscall instruction outside libc"
+        });
+        if known && !dl.dli_sname.is_null() && !via_syscall_fn {
+            put(b" (in ");
+            put(core::ffi::CStr::from_ptr(dl.dli_sname).to_bytes());
+            put(b")");
+        }
+        crate::report_escape(nr, addr as i64, &msg[..m]);
+    }
+}

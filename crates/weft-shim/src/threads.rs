@@ -1,0 +1,461 @@
+// Threads (included into lib.rs): every simulated thread has its own slot, and only the one
+// holding the baton runs. Anything that would block a thread in the kernel on another
+// simulated thread (a contended mutex, a condition variable, a join) must instead block in the
+// host, or the baton holder would sleep while the thread it waits for never gets to run.
+
+/// Start routine and argument of the thread being created in each slot.
+static START_FN: [AtomicU64; MAX_SLOTS] = [const { AtomicU64::new(0) }; MAX_SLOTS];
+static START_ARG: [AtomicU64; MAX_SLOTS] = [const { AtomicU64::new(0) }; MAX_SLOTS];
+/// `pthread_t` of the thread in each slot (0 = none), for joins.
+static THREAD_IDS: [AtomicU64; MAX_SLOTS] = [const { AtomicU64::new(0) }; MAX_SLOTS];
+
+type StartFn = extern "C" fn(*mut c_void) -> *mut c_void;
+
+fn slot_at(k: usize) -> *mut Slot {
+    // SAFETY: k < MAX_SLOTS (checked by callers) and the region is mapped while active.
+    unsafe { BASE.load(Ordering::Acquire).add(slot_offset(k)) as *mut Slot }
+}
+
+/// Says goodbye for this thread (the host ends it) and passes its remaining calls through.
+fn thread_goodbye() {
+    if !active() {
+        return;
+    }
+    let slot = slot_ptr();
+    let _ = DETACHED.try_with(|d| d.set(true));
+    // SAFETY: we hold the baton; after this store the host owns the slot again.
+    unsafe {
+        (*slot).op = OP_THREAD_EXIT;
+        notify_host(slot);
+    }
+}
+
+extern "C" fn trampoline(k: *mut c_void) -> *mut c_void {
+    let k = k as usize;
+    let slot = slot_at(k);
+    let _ = MY_SLOT.try_with(|s| s.set(slot));
+    // Wait for the baton before running any of the program's code.
+    // SAFETY: our slot lives in the shared mapping for the life of the process.
+    let turn = unsafe { &(*slot).turn };
+    while turn.load(Ordering::Acquire) != TURN_THREAD {
+        sys::futex_wait(turn, turn.load(Ordering::Acquire));
+    }
+    let f = START_FN[k].load(Ordering::Relaxed) as usize;
+    let arg = START_ARG[k].load(Ordering::Relaxed) as *mut c_void;
+    // SAFETY: `f` is the start routine the program passed to pthread_create.
+    let start = unsafe { core::mem::transmute::<usize, StartFn>(f) };
+    let ret = start(arg);
+    let _g = Guard::enter();
+    thread_goodbye();
+    ret
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pthread_create(
+    thread: *mut libc::pthread_t,
+    attr: *const libc::pthread_attr_t,
+    start: StartFn,
+    arg: *mut c_void,
+) -> c_int {
+    let real = real!(pthread_create: fn(
+        *mut libc::pthread_t, *const libc::pthread_attr_t, StartFn, *mut c_void
+    ) -> c_int);
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            let k = handoff(OP_THREAD_NEW);
+            if k < 0 {
+                return (-k) as c_int;
+            }
+            let k = k as usize;
+            START_FN[k].store(start as usize as u64, Ordering::Relaxed);
+            START_ARG[k].store(arg as u64, Ordering::Relaxed);
+            let r = real(thread, attr, trampoline, k as *mut c_void);
+            if r != 0 {
+                slot().args[0] = k as i64;
+                handoff(OP_THREAD_ABORT);
+                return r;
+            }
+            THREAD_IDS[k].store(*thread, Ordering::Relaxed);
+            return 0;
+        }
+    }
+    real(thread, attr, start, arg)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pthread_exit(ret: *mut c_void) -> ! {
+    if let Some(_g) = Guard::enter() {
+        if !MY_SLOT.try_with(|s| s.get()).unwrap_or(ptr::null_mut()).is_null() {
+            thread_goodbye();
+        }
+    }
+    let real = real!(pthread_exit: fn(*mut c_void) -> ());
+    real(ret);
+    sys::exit_group(126)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pthread_join(t: libc::pthread_t, ret: *mut *mut c_void) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            if let Some(k) = THREAD_IDS.iter().position(|x| x.load(Ordering::Relaxed) == t) {
+                slot().args[0] = k as i64;
+                handoff(OP_JOIN);
+                THREAD_IDS[k].store(0, Ordering::Relaxed);
+            }
+        }
+    }
+    // The thread has left the simulation; the kernel finishes it promptly.
+    real!(pthread_join: fn(libc::pthread_t, *mut *mut c_void) -> c_int)(t, ret)
+}
+
+unsafe fn lock_simulated(m: *mut libc::pthread_mutex_t) -> c_int {
+    let trylock = real!(pthread_mutex_trylock: fn(*mut libc::pthread_mutex_t) -> c_int);
+    loop {
+        let r = trylock(m);
+        if r != libc::EBUSY {
+            return r;
+        }
+        slot().args[0] = m as i64;
+        handoff(OP_MUTEX_WAIT);
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pthread_mutex_lock(m: *mut libc::pthread_mutex_t) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            // Every lock is a point where another thread may be scheduled first.
+            handoff(OP_YIELD);
+            return lock_simulated(m);
+        }
+    }
+    real!(pthread_mutex_lock: fn(*mut libc::pthread_mutex_t) -> c_int)(m)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pthread_mutex_unlock(m: *mut libc::pthread_mutex_t) -> c_int {
+    let r = real!(pthread_mutex_unlock: fn(*mut libc::pthread_mutex_t) -> c_int)(m);
+    if let Some(_g) = Guard::enter() {
+        if active() && r == 0 {
+            slot().args[0] = m as i64;
+            handoff(OP_MUTEX_UNLOCK);
+        }
+    }
+    r
+}
+
+unsafe fn cond_wait_common(
+    c: *mut libc::pthread_cond_t,
+    m: *mut libc::pthread_mutex_t,
+    deadline: u64,
+) -> c_int {
+    real!(pthread_mutex_unlock: fn(*mut libc::pthread_mutex_t) -> c_int)(m);
+    let s = slot();
+    s.args[0] = c as i64;
+    s.args[1] = m as i64;
+    s.args[2] = deadline as i64;
+    let r = handoff(OP_COND_WAIT);
+    let l = lock_simulated(m);
+    if l != 0 {
+        return l;
+    }
+    if r < 0 {
+        (-r) as c_int
+    } else {
+        0
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pthread_cond_wait(
+    c: *mut libc::pthread_cond_t,
+    m: *mut libc::pthread_mutex_t,
+) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            return cond_wait_common(c, m, u64::MAX);
+        }
+    }
+    real!(pthread_cond_wait: fn(*mut libc::pthread_cond_t, *mut libc::pthread_mutex_t) -> c_int)(
+        c, m,
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pthread_cond_timedwait(
+    c: *mut libc::pthread_cond_t,
+    m: *mut libc::pthread_mutex_t,
+    abstime: *const libc::timespec,
+) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            if abstime.is_null() {
+                return libc::EINVAL;
+            }
+            // The condition's clock is not visible from here; the two simulated clocks are
+            // ~56 years apart, so the value itself says which one it was read from.
+            let abs = ts_ns(&*abstime);
+            let base = if abs >= REALTIME_BASE_NS { REALTIME_BASE_NS } else { MONOTONIC_BASE_NS };
+            return cond_wait_common(c, m, abs.saturating_sub(base));
+        }
+    }
+    real!(pthread_cond_timedwait: fn(
+        *mut libc::pthread_cond_t, *mut libc::pthread_mutex_t, *const libc::timespec
+    ) -> c_int)(c, m, abstime)
+}
+
+unsafe fn cond_signal_common(c: *mut libc::pthread_cond_t, all: bool) {
+    let s = slot();
+    s.args[0] = c as i64;
+    s.args[1] = all as i64;
+    handoff(OP_COND_SIGNAL);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pthread_cond_signal(c: *mut libc::pthread_cond_t) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            cond_signal_common(c, false);
+            return 0;
+        }
+    }
+    real!(pthread_cond_signal: fn(*mut libc::pthread_cond_t) -> c_int)(c)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pthread_cond_broadcast(c: *mut libc::pthread_cond_t) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            cond_signal_common(c, true);
+            return 0;
+        }
+    }
+    real!(pthread_cond_broadcast: fn(*mut libc::pthread_cond_t) -> c_int)(c)
+}
+
+/// `syscall(2)` itself: futexes (Rust's std locks, condition variables, channels and parking
+/// call `syscall(SYS_futex, …)`) wait and wake in the host; every other number goes to libc,
+/// where the seccomp trap reports the ones that would escape (e.g. `SYS_getrandom`).
+#[no_mangle]
+pub unsafe extern "C" fn syscall(
+    nr: c_long,
+    a1: c_long,
+    a2: c_long,
+    a3: c_long,
+    a4: c_long,
+    a5: c_long,
+    a6: c_long,
+) -> c_long {
+    if nr == libc::SYS_futex {
+        if let Some(_g) = Guard::enter() {
+            if active() {
+                return futex_simulated(
+                    a1 as *const AtomicU32,
+                    a2 as c_int,
+                    a3 as u32,
+                    a4 as *const libc::timespec,
+                );
+            }
+        }
+    }
+    real!(syscall: fn(c_long, c_long, c_long, c_long, c_long, c_long, c_long) -> c_long)(
+        nr, a1, a2, a3, a4, a5, a6,
+    )
+}
+
+unsafe fn futex_simulated(
+    word: *const AtomicU32,
+    op: c_int,
+    val: u32,
+    timeout: *const libc::timespec,
+) -> c_long {
+    let cmd = op & libc::FUTEX_CMD_MASK;
+    match cmd {
+        libc::FUTEX_WAIT | libc::FUTEX_WAIT_BITSET => {
+            if (*word).load(Ordering::SeqCst) != val {
+                set_errno(libc::EAGAIN);
+                return -1;
+            }
+            let deadline = if timeout.is_null() {
+                u64::MAX
+            } else if cmd == libc::FUTEX_WAIT {
+                now_ns().saturating_add(ts_ns(&*timeout))
+            } else {
+                // WAIT_BITSET takes an absolute time on CLOCK_MONOTONIC, or CLOCK_REALTIME.
+                let base = if op & libc::FUTEX_CLOCK_REALTIME != 0 {
+                    REALTIME_BASE_NS
+                } else {
+                    MONOTONIC_BASE_NS
+                };
+                ts_ns(&*timeout).saturating_sub(base)
+            };
+            let s = slot();
+            s.args[0] = word as i64;
+            s.args[1] = deadline as i64;
+            ret_errno(handoff(OP_FUTEX_WAIT)) as c_long
+        }
+        libc::FUTEX_WAKE | libc::FUTEX_WAKE_BITSET => {
+            let s = slot();
+            s.args[0] = word as i64;
+            s.args[1] = val as i64;
+            ret_errno(handoff(OP_FUTEX_WAKE)) as c_long
+        }
+        _ => unsupported(
+            b"syscall(SYS_futex) with an operation the shim does not simulate",
+            libc::SYS_futex,
+            cmd as i64,
+        ),
+    }
+}
+
+// Semaphores, read-write locks and timed mutex locks block in glibc on futexes the shim does
+// not see, so they too wait in the host: try the real object, and if it is taken, wait on its
+// address (as a condition variable) until whoever releases it signals that address.
+
+/// Waits on `addr` in the host until signalled or `deadline`; answers 0 or -ETIMEDOUT.
+unsafe fn wait_on(addr: *const c_void, deadline: u64) -> i64 {
+    let s = slot();
+    s.args[0] = addr as i64;
+    s.args[1] = 0;
+    s.args[2] = deadline as i64;
+    handoff(OP_COND_WAIT)
+}
+
+unsafe fn signal_all(addr: *const c_void) {
+    let s = slot();
+    s.args[0] = addr as i64;
+    s.args[1] = 1;
+    handoff(OP_COND_SIGNAL);
+}
+
+/// Absolute CLOCK_REALTIME `abstime` as a virtual deadline (see pthread_cond_timedwait).
+unsafe fn deadline_from_abs(abstime: *const libc::timespec) -> u64 {
+    let abs = ts_ns(&*abstime);
+    let base = if abs >= REALTIME_BASE_NS { REALTIME_BASE_NS } else { MONOTONIC_BASE_NS };
+    abs.saturating_sub(base)
+}
+
+/// The shared loop: `try_take` until it succeeds (0), fails otherwise, or `deadline` passes.
+unsafe fn take_or_wait(
+    addr: *const c_void,
+    deadline: u64,
+    busy: c_int,
+    mut try_take: impl FnMut() -> c_int,
+) -> c_int {
+    handoff(OP_YIELD);
+    loop {
+        let r = try_take();
+        if r != busy {
+            return r;
+        }
+        if wait_on(addr, deadline) < 0 {
+            let r = try_take();
+            return if r == busy { libc::ETIMEDOUT } else { r };
+        }
+    }
+}
+
+/// sem_trywait reports "taken" as -1/EAGAIN; normalise to an error number.
+unsafe fn sem_try(sem: *mut libc::sem_t) -> c_int {
+    if real!(sem_trywait: fn(*mut libc::sem_t) -> c_int)(sem) == 0 {
+        0
+    } else {
+        *libc::__errno_location()
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn sem_wait(sem: *mut libc::sem_t) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            let r = take_or_wait(sem as *const c_void, u64::MAX, libc::EAGAIN, || sem_try(sem));
+            if r != 0 {
+                set_errno(r);
+                return -1;
+            }
+            return 0;
+        }
+    }
+    real!(sem_wait: fn(*mut libc::sem_t) -> c_int)(sem)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn sem_timedwait(
+    sem: *mut libc::sem_t,
+    abstime: *const libc::timespec,
+) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            let deadline = deadline_from_abs(abstime);
+            let r = take_or_wait(sem as *const c_void, deadline, libc::EAGAIN, || sem_try(sem));
+            if r != 0 {
+                set_errno(r);
+                return -1;
+            }
+            return 0;
+        }
+    }
+    real!(sem_timedwait: fn(*mut libc::sem_t, *const libc::timespec) -> c_int)(sem, abstime)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn sem_post(sem: *mut libc::sem_t) -> c_int {
+    let r = real!(sem_post: fn(*mut libc::sem_t) -> c_int)(sem);
+    if let Some(_g) = Guard::enter() {
+        if active() && r == 0 {
+            signal_all(sem as *const c_void);
+        }
+    }
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pthread_rwlock_rdlock(l: *mut libc::pthread_rwlock_t) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            let try_rd = real!(pthread_rwlock_tryrdlock: fn(*mut libc::pthread_rwlock_t) -> c_int);
+            return take_or_wait(l as *const c_void, u64::MAX, libc::EBUSY, || try_rd(l));
+        }
+    }
+    real!(pthread_rwlock_rdlock: fn(*mut libc::pthread_rwlock_t) -> c_int)(l)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pthread_rwlock_wrlock(l: *mut libc::pthread_rwlock_t) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            let try_wr = real!(pthread_rwlock_trywrlock: fn(*mut libc::pthread_rwlock_t) -> c_int);
+            return take_or_wait(l as *const c_void, u64::MAX, libc::EBUSY, || try_wr(l));
+        }
+    }
+    real!(pthread_rwlock_wrlock: fn(*mut libc::pthread_rwlock_t) -> c_int)(l)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pthread_rwlock_unlock(l: *mut libc::pthread_rwlock_t) -> c_int {
+    let r = real!(pthread_rwlock_unlock: fn(*mut libc::pthread_rwlock_t) -> c_int)(l);
+    if let Some(_g) = Guard::enter() {
+        if active() && r == 0 {
+            signal_all(l as *const c_void);
+        }
+    }
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pthread_mutex_timedlock(
+    m: *mut libc::pthread_mutex_t,
+    abstime: *const libc::timespec,
+) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            let trylock = real!(pthread_mutex_trylock: fn(*mut libc::pthread_mutex_t) -> c_int);
+            let deadline = deadline_from_abs(abstime);
+            return take_or_wait(m as *const c_void, deadline, libc::EBUSY, || trylock(m));
+        }
+    }
+    real!(pthread_mutex_timedlock: fn(*mut libc::pthread_mutex_t, *const libc::timespec) -> c_int)(
+        m, abstime,
+    )
+}

@@ -1,0 +1,661 @@
+//! The simulated disk of one node, with the three persistence contracts of
+//! `shared/specs/storage-contracts.md`, and its fault knobs.
+//!
+//! The disk keeps, per file, the content as of the last fsync (`synced`), the content reads see
+//! (`data`), and every version each block has had since that fsync. A crash draws one crash
+//! state from decisions (0 = everything unsynced survived):
+//!
+//! | contract | data | namespace (create, rename, unlink, mkdir) |
+//! |---|---|---|
+//! | `durable` | everything completed survives | durable on return |
+//! | `fsync` | per file, an in-order prefix of the calls since its last fsync (one decision per dirty file: how many calls are lost from the tail) | durable on return |
+//! | `posix` | per dirty block, any version it had since the last fsync (one decision per block: 0 = latest); the size, any size it had since (0 = latest; blocks past the synced size that no surviving version covers read as zeros) | each operation not covered by a later fsync of its parent directory (both parents for a rename) survives or not on its own (one decision each; a rename is atomic) |
+//!
+//! Each row allows every state of the rows above it (the nesting is property-tested). Known
+//! simplifications, all on the side of allowing *fewer* states than real disks (so weft never
+//! reports a crash state no disk could produce): namespace operations whose prerequisites were
+//! lost are skipped; `fdatasync` is `fsync` (no timestamps are modelled); hard links do not
+//! exist.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io;
+use weft_core::{Contract, Decisions, DiskConfig, Ratio};
+
+/// One operation that changes file data, as recorded since the file's last fsync.
+#[derive(Clone, Debug)]
+struct Version {
+    /// The file's size right after the call.
+    size: usize,
+    /// Blocks the call changed, with their content right after it (full block length, zero
+    /// padded past the size).
+    blocks: Vec<(usize, Vec<u8>)>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Inode {
+    data: Vec<u8>,
+    synced: Vec<u8>,
+    /// Data calls since the last fsync, in order.
+    since_sync: Vec<Version>,
+    /// Blocks whose dirty pages an injected fsync failure dropped: never persisted again until
+    /// rewritten, though reads still see them (Linux's "fsyncgate").
+    lost_blocks: BTreeSet<usize>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum NsOp {
+    Create {
+        path: String,
+        inode: usize,
+    },
+    /// Renames are of a file (inode), not of whatever the name points at when replayed.
+    Rename {
+        from: String,
+        to: String,
+        inode: usize,
+    },
+    Unlink {
+        path: String,
+        inode: usize,
+    },
+    Mkdir {
+        path: String,
+    },
+}
+
+impl NsOp {
+    /// Directories whose fsync makes this operation durable under `posix`.
+    fn parents(&self) -> Vec<String> {
+        match self {
+            NsOp::Create { path, .. } | NsOp::Unlink { path, .. } | NsOp::Mkdir { path } => {
+                vec![parent(path)]
+            }
+            NsOp::Rename { from, to, .. } => {
+                let (a, b) = (parent(from), parent(to));
+                if a == b {
+                    vec![a]
+                } else {
+                    vec![a, b]
+                }
+            }
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            NsOp::Create { path, .. } => format!("create `{path}`"),
+            NsOp::Rename { from, to, .. } => format!("rename `{from}` → `{to}`"),
+            NsOp::Unlink { path, .. } => format!("unlink `{path}`"),
+            NsOp::Mkdir { path } => format!("mkdir `{path}`"),
+        }
+    }
+}
+
+fn parent(path: &str) -> String {
+    path.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default()
+}
+
+/// The namespace: paths of files and directories.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Namespace {
+    files: BTreeMap<String, usize>,
+    dirs: BTreeSet<String>,
+}
+
+impl Namespace {
+    fn dir_exists(&self, d: &str) -> bool {
+        d.is_empty() || self.dirs.contains(d)
+    }
+
+    /// Applies a namespace operation; an operation whose prerequisites are missing does nothing
+    /// (it happens only when crash-state selection lost an earlier operation).
+    fn apply(&mut self, op: &NsOp) {
+        match op {
+            NsOp::Create { path, inode } => {
+                if self.dir_exists(&parent(path)) {
+                    self.files.insert(path.clone(), *inode);
+                }
+            }
+            NsOp::Rename { from, to, inode } => {
+                if self.dir_exists(&parent(to)) {
+                    if self.files.get(from) == Some(inode) {
+                        self.files.remove(from);
+                    }
+                    self.files.insert(to.clone(), *inode);
+                }
+            }
+            NsOp::Unlink { path, inode } => {
+                if self.files.get(path) == Some(inode) {
+                    self.files.remove(path);
+                }
+            }
+            NsOp::Mkdir { path } => {
+                if self.dir_exists(&parent(path)) {
+                    self.dirs.insert(path.clone());
+                }
+            }
+        }
+    }
+}
+
+/// What a node finds on its disk after a crash: every reachable file's content, every directory.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct CrashState {
+    pub files: BTreeMap<String, Vec<u8>>,
+    pub dirs: BTreeSet<String>,
+}
+
+/// The simulated disk of one node.
+#[derive(Clone, Debug)]
+pub struct Disk {
+    block: usize,
+    inodes: Vec<Inode>,
+    ns: Namespace,
+    /// `posix`: the namespace as made durable by directory fsyncs, and the operations since,
+    /// each with the parents still to be fsynced.
+    durable_ns: Namespace,
+    pending_ns: Vec<(NsOp, Vec<String>)>,
+}
+
+fn enoent(path: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::NotFound, format!("{path}: no such file"))
+}
+
+impl Disk {
+    pub fn new(block_size: u32) -> Disk {
+        assert!(block_size > 0, "block size 0");
+        Disk {
+            block: block_size as usize,
+            inodes: Vec::new(),
+            ns: Namespace::default(),
+            durable_ns: Namespace::default(),
+            pending_ns: Vec::new(),
+        }
+    }
+
+    fn record_ns(&mut self, op: NsOp) {
+        self.ns.apply(&op);
+        let parents = op.parents();
+        self.pending_ns.push((op, parents));
+    }
+
+    fn inode(&self, path: &str) -> io::Result<usize> {
+        self.ns.files.get(path).copied().ok_or_else(|| enoent(path))
+    }
+
+    pub fn exists(&self, path: &str) -> bool {
+        self.ns.files.contains_key(path) || self.ns.dirs.contains(path)
+    }
+
+    /// Files directly in `dir` ("" is the root), sorted.
+    pub fn list(&self, dir: &str) -> Vec<String> {
+        self.ns.files.keys().filter(|p| parent(p) == dir).cloned().collect()
+    }
+
+    pub fn read(&self, path: &str) -> io::Result<Vec<u8>> {
+        Ok(self.inodes[self.inode(path)?].data.clone())
+    }
+
+    pub fn size(&self, path: &str) -> io::Result<usize> {
+        Ok(self.inodes[self.inode(path)?].data.len())
+    }
+
+    pub fn mkdir(&mut self, path: &str) -> io::Result<()> {
+        if !self.ns.dir_exists(&parent(path)) {
+            return Err(enoent(&parent(path)));
+        }
+        if self.exists(path) {
+            return Err(io::Error::new(io::ErrorKind::AlreadyExists, path.to_string()));
+        }
+        self.record_ns(NsOp::Mkdir { path: path.into() });
+        Ok(())
+    }
+
+    /// Creates an empty file if `path` does not exist.
+    pub fn create(&mut self, path: &str) -> io::Result<()> {
+        if self.ns.files.contains_key(path) {
+            return Ok(());
+        }
+        if !self.ns.dir_exists(&parent(path)) {
+            return Err(enoent(&parent(path)));
+        }
+        self.inodes.push(Inode::default());
+        let inode = self.inodes.len() - 1;
+        self.record_ns(NsOp::Create { path: path.into(), inode });
+        Ok(())
+    }
+
+    /// Writes `bytes` at `offset` (creating the file if needed; a gap reads as zeros).
+    pub fn write(&mut self, path: &str, offset: usize, bytes: &[u8]) -> io::Result<()> {
+        self.create(path)?;
+        let i = self.inode(path)?;
+        let block = self.block;
+        let node = &mut self.inodes[i];
+        let end = offset + bytes.len();
+        if node.data.len() < end {
+            node.data.resize(end, 0);
+        }
+        node.data[offset..end].copy_from_slice(bytes);
+        let touched = if bytes.is_empty() { 0..0 } else { offset / block..end.div_ceil(block) };
+        for b in touched.clone() {
+            node.lost_blocks.remove(&b);
+        }
+        let blocks = touched.map(|b| (b, block_of(&node.data, b, block))).collect();
+        node.since_sync.push(Version { size: node.data.len(), blocks });
+        Ok(())
+    }
+
+    pub fn append(&mut self, path: &str, bytes: &[u8]) -> io::Result<()> {
+        self.create(path)?;
+        let len = self.size(path)?;
+        self.write(path, len, bytes)
+    }
+
+    pub fn truncate(&mut self, path: &str, len: usize) -> io::Result<()> {
+        let i = self.inode(path)?;
+        let block = self.block;
+        let node = &mut self.inodes[i];
+        let old = node.data.len();
+        node.data.resize(len, 0);
+        let (lo, hi) = (old.min(len), old.max(len));
+        let touched = lo / block..hi.div_ceil(block);
+        let blocks = touched.map(|b| (b, block_of(&node.data, b, block))).collect();
+        node.since_sync.push(Version { size: len, blocks });
+        Ok(())
+    }
+
+    /// Makes the file's data durable (except pages an injected failure dropped).
+    pub fn fsync(&mut self, path: &str) -> io::Result<()> {
+        let i = self.inode(path)?;
+        let block = self.block;
+        let node = &mut self.inodes[i];
+        let mut synced = node.data.clone();
+        for &b in &node.lost_blocks {
+            let old = block_of(&node.synced, b, block);
+            let start = b * block;
+            if start < synced.len() {
+                let end = (start + block).min(synced.len());
+                synced[start..end].copy_from_slice(&old[..end - start]);
+            }
+        }
+        node.synced = synced;
+        node.since_sync.clear();
+        Ok(())
+    }
+
+    /// An fsync that fails with EIO and drops the file's dirty pages: reads still see the data,
+    /// a later fsync reports success, and a crash loses it (Linux's "fsyncgate").
+    pub fn fsync_dropping_pages(&mut self, path: &str) -> io::Result<()> {
+        let i = self.inode(path)?;
+        let node = &mut self.inodes[i];
+        let dirty: Vec<usize> =
+            node.since_sync.iter().flat_map(|v| v.blocks.iter().map(|(b, _)| *b)).collect();
+        node.lost_blocks.extend(dirty);
+        node.since_sync.clear();
+        Err(io::Error::other("EIO: fsync failed; dirty pages dropped"))
+    }
+
+    /// Makes the namespace operations in `dir` durable (under `posix`; a no-op elsewhere).
+    pub fn fsync_dir(&mut self, dir: &str) -> io::Result<()> {
+        if !self.ns.dir_exists(dir) {
+            return Err(enoent(dir));
+        }
+        for (_, parents) in &mut self.pending_ns {
+            parents.retain(|p| p != dir);
+        }
+        // Fully covered operations at the front join the durable namespace; a covered operation
+        // behind an uncovered one is kept in order and always survives a crash.
+        while self.pending_ns.first().is_some_and(|(_, p)| p.is_empty()) {
+            let (op, _) = self.pending_ns.remove(0);
+            self.durable_ns.apply(&op);
+        }
+        Ok(())
+    }
+
+    pub fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
+        let inode = self.inode(from)?;
+        if !self.ns.dir_exists(&parent(to)) {
+            return Err(enoent(&parent(to)));
+        }
+        if from == to {
+            return Ok(());
+        }
+        self.record_ns(NsOp::Rename { from: from.into(), to: to.into(), inode });
+        Ok(())
+    }
+
+    pub fn unlink(&mut self, path: &str) -> io::Result<()> {
+        let inode = self.inode(path)?;
+        self.record_ns(NsOp::Unlink { path: path.into(), inode });
+        Ok(())
+    }
+
+    /// The state reads see now: what `durable` keeps.
+    pub fn current_state(&self) -> CrashState {
+        CrashState {
+            files: self
+                .ns
+                .files
+                .iter()
+                .map(|(p, &i)| (p.clone(), self.inodes[i].data.clone()))
+                .collect(),
+            dirs: self.ns.dirs.clone(),
+        }
+    }
+
+    /// Draws a crash state under `contract` from `decisions`, installs it as the disk's new
+    /// (fully synced) content, and returns it with one line per loss saying which rule allowed
+    /// it.
+    pub fn crash(
+        &mut self,
+        contract: Contract,
+        decisions: &mut Decisions,
+    ) -> (CrashState, Vec<String>) {
+        let mut why = Vec::new();
+        let mut data: Vec<Vec<u8>> = Vec::with_capacity(self.inodes.len());
+        for (i, node) in self.inodes.iter().enumerate() {
+            let name = || self.name_of(i);
+            let content = match contract {
+                // Everything completed survives (except pages an injected fsync failure
+                // dropped, which no contract can save).
+                Contract::Durable => self.prefix(node, node.since_sync.len()),
+                Contract::Fsync => {
+                    let calls = node.since_sync.len();
+                    let lost = decisions.choose(calls as u64 + 1) as usize;
+                    if lost > 0 {
+                        why.push(format!(
+                            "fsync: the last {lost} of {calls} unsynced write calls to {} were lost \
+                             (survivors are an in-order prefix)",
+                            name()
+                        ));
+                    }
+                    self.prefix(node, calls - lost)
+                }
+                Contract::Posix => self.posix_content(node, decisions, &name, &mut why),
+            };
+            data.push(content);
+        }
+        let ns = match contract {
+            Contract::Durable | Contract::Fsync => self.ns.clone(),
+            Contract::Posix => {
+                let mut ns = self.durable_ns.clone();
+                for (op, parents) in &self.pending_ns {
+                    let survives = parents.is_empty() || decisions.choose(2) == 0;
+                    if survives {
+                        ns.apply(op);
+                    } else {
+                        why.push(format!(
+                            "posix: {} was lost (not covered by an fsync of directory `{}`)",
+                            op.describe(),
+                            parents.join("`, `")
+                        ));
+                    }
+                }
+                ns
+            }
+        };
+        let state = CrashState {
+            files: ns.files.iter().map(|(p, &i)| (p.clone(), data[i].clone())).collect(),
+            dirs: ns.dirs.clone(),
+        };
+        for (node, content) in self.inodes.iter_mut().zip(data) {
+            *node = Inode { data: content.clone(), synced: content, ..Inode::default() };
+        }
+        self.ns = ns.clone();
+        self.durable_ns = ns;
+        self.pending_ns.clear();
+        (state, why)
+    }
+
+    /// Whether `contract` allows `state` as the crash state of this (pre-crash) disk; if not,
+    /// the rule that forbids it.
+    pub fn allows(&self, contract: Contract, state: &CrashState) -> Result<(), String> {
+        match contract {
+            Contract::Posix => Ok(()), // the weakest contract: every modelled state is allowed
+            Contract::Durable => {
+                let now = self.current_state();
+                if &now == state {
+                    return Ok(());
+                }
+                Err(format!(
+                    "durable: every completed operation survives a crash, but {}",
+                    first_difference(&now, state)
+                ))
+            }
+            Contract::Fsync => {
+                if self.ns.dirs != state.dirs || !self.ns.files.keys().eq(state.files.keys()) {
+                    let now = self.current_state();
+                    return Err(format!(
+                        "fsync: namespace operations are durable on return, but {}",
+                        first_difference(&now, state)
+                    ));
+                }
+                for (path, &i) in &self.ns.files {
+                    let node = &self.inodes[i];
+                    let got = &state.files[path];
+                    let ok = (0..=node.since_sync.len()).any(|k| &self.prefix(node, k) == got);
+                    if !ok {
+                        return Err(format!(
+                            "fsync: a file keeps an in-order prefix of its unsynced write calls, \
+                             but `{path}`'s content after the crash is no such prefix (blocks \
+                             survived out of order, or a size without its data)"
+                        ));
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn name_of(&self, inode: usize) -> String {
+        self.ns
+            .files
+            .iter()
+            .find(|(_, &i)| i == inode)
+            .map(|(p, _)| format!("`{p}`"))
+            .unwrap_or_else(|| format!("an unlinked file (inode {inode})"))
+    }
+
+    /// The file's content had only its first `k` calls since the last fsync happened.
+    fn prefix(&self, node: &Inode, k: usize) -> Vec<u8> {
+        let mut out = node.synced.clone();
+        for v in &node.since_sync[..k] {
+            out.resize(v.size, 0);
+            for (b, content) in &v.blocks {
+                let start = b * self.block;
+                if start < out.len() {
+                    let end = (start + self.block).min(out.len());
+                    out[start..end].copy_from_slice(&content[..end - start]);
+                }
+            }
+        }
+        out
+    }
+
+    fn posix_content(
+        &self,
+        node: &Inode,
+        decisions: &mut Decisions,
+        name: &dyn Fn() -> String,
+        why: &mut Vec<String>,
+    ) -> Vec<u8> {
+        if node.since_sync.is_empty() {
+            return node.synced.clone();
+        }
+        // Sizes the file had since its last fsync, latest first, then the synced size.
+        let mut sizes: Vec<usize> = node.since_sync.iter().rev().map(|v| v.size).collect();
+        sizes.push(node.synced.len());
+        sizes.dedup();
+        let size = sizes[decisions.choose(sizes.len() as u64) as usize];
+        if size != node.data.len() {
+            why.push(format!(
+                "posix: {}'s size survived as {size} bytes instead of {} (an appended size may \
+                 survive without its data)",
+                name(),
+                node.data.len()
+            ));
+        }
+        // Each block: any version since the last fsync (latest first), or its synced content.
+        let mut versions: BTreeMap<usize, Vec<&Vec<u8>>> = BTreeMap::new();
+        for v in node.since_sync.iter().rev() {
+            for (b, content) in &v.blocks {
+                versions.entry(*b).or_default().push(content);
+            }
+        }
+        let mut out = vec![0u8; size];
+        let synced_len = node.synced.len().min(size);
+        out[..synced_len].copy_from_slice(&node.synced[..synced_len]);
+        for (b, list) in versions {
+            let start = b * self.block;
+            if start >= size {
+                continue;
+            }
+            let synced_block = block_of(&node.synced, b, self.block);
+            let mut choices: Vec<&Vec<u8>> = list;
+            choices.push(&synced_block);
+            choices.dedup();
+            let pick = decisions.choose(choices.len() as u64) as usize;
+            let chosen = choices[pick].clone();
+            if pick > 0 {
+                why.push(format!(
+                    "posix: block {b} of {} (bytes {start}..{}) reverted to an older version \
+                     (unsynced blocks survive in any subset and order)",
+                    name(),
+                    start + self.block
+                ));
+            }
+            let end = (start + self.block).min(size);
+            out[start..end].copy_from_slice(&chosen[..end - start]);
+        }
+        out
+    }
+}
+
+fn block_of(data: &[u8], b: usize, block: usize) -> Vec<u8> {
+    let mut out = vec![0u8; block];
+    let start = b * block;
+    if start < data.len() {
+        let end = (start + block).min(data.len());
+        out[..end - start].copy_from_slice(&data[start..end]);
+    }
+    out
+}
+
+fn first_difference(a: &CrashState, b: &CrashState) -> String {
+    for (p, content) in &a.files {
+        match b.files.get(p) {
+            None => return format!("`{p}` is missing after the crash"),
+            Some(c) if c != content => return format!("`{p}` lost data"),
+            _ => {}
+        }
+    }
+    if let Some(p) = b.files.keys().find(|p| !a.files.contains_key(*p)) {
+        return format!("`{p}` exists after the crash though it was removed or renamed");
+    }
+    "directories differ".into()
+}
+
+/// Disk fault decisions shared by a node's storage calls within one run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DiskFaultCounts {
+    pub injected: u32,
+}
+
+/// Draws whether an optional disk fault fires (0 = no fault), within the budget.
+pub(crate) fn disk_fault(
+    cfg: &DiskConfig,
+    counts: &mut DiskFaultCounts,
+    p: Ratio,
+    faulty: bool,
+    decisions: &mut Decisions,
+) -> bool {
+    if !faulty || p.is_zero() || counts.injected >= cfg.budget {
+        return false;
+    }
+    let hit = decisions.chance(p);
+    if hit {
+        counts.injected += 1;
+    }
+    hit
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fsync_makes_data_survive_every_contract() {
+        for c in Contract::ALL {
+            let mut d = Disk::new(4);
+            d.write("f", 0, b"hello").unwrap();
+            d.fsync("f").unwrap();
+            d.fsync_dir("").unwrap();
+            let mut dec = Decisions::random(1);
+            let (state, why) = d.crash(c, &mut dec);
+            assert_eq!(state.files["f"], b"hello", "{c:?}");
+            assert!(why.is_empty());
+        }
+    }
+
+    #[test]
+    fn fsync_contract_loses_a_suffix_of_calls() {
+        let mut d = Disk::new(4);
+        d.append("log", b"aa").unwrap();
+        d.fsync("log").unwrap();
+        d.append("log", b"bb").unwrap();
+        d.append("log", b"cc").unwrap();
+        let mut seen = BTreeSet::new();
+        for lost in 0..3 {
+            let mut copy = d.clone();
+            let (s, _) = copy.crash(Contract::Fsync, &mut Decisions::replay(vec![lost]));
+            seen.insert(s.files["log"].clone());
+        }
+        let expect: BTreeSet<Vec<u8>> =
+            [b"aa".to_vec(), b"aabb".to_vec(), b"aabbcc".to_vec()].into_iter().collect();
+        assert_eq!(seen, expect);
+    }
+
+    #[test]
+    fn posix_can_lose_an_unsynced_rename_but_fsync_cannot() {
+        let mut d = Disk::new(4);
+        d.write("snap.tmp", 0, b"new").unwrap();
+        d.fsync("snap.tmp").unwrap();
+        d.fsync_dir("").unwrap();
+        d.rename("snap.tmp", "snap").unwrap();
+        let (s, why) = d.clone().crash(Contract::Posix, &mut Decisions::replay(vec![1]));
+        assert!(s.files.contains_key("snap.tmp") && !s.files.contains_key("snap"));
+        assert!(why[0].contains("rename"), "{why:?}");
+        assert!(d.allows(Contract::Fsync, &s).unwrap_err().contains("namespace"));
+        let (s, _) = d.clone().crash(Contract::Fsync, &mut Decisions::random(3));
+        assert!(s.files.contains_key("snap"));
+    }
+
+    #[test]
+    fn posix_can_keep_a_size_without_its_data() {
+        let mut d = Disk::new(4);
+        d.create("f").unwrap();
+        d.fsync_dir("").unwrap();
+        d.fsync("f").unwrap();
+        d.append("f", b"abcdefgh").unwrap();
+        // latest size (0), block 0 reverted (1), block 1 latest (0)
+        let (s, _) = d.clone().crash(Contract::Posix, &mut Decisions::replay(vec![0, 1, 0]));
+        assert_eq!(s.files["f"], b"\0\0\0\0efgh");
+        assert!(d.allows(Contract::Fsync, &s).is_err());
+        assert!(d.allows(Contract::Posix, &s).is_ok());
+    }
+
+    #[test]
+    fn dropped_pages_are_lost_even_after_a_successful_retry() {
+        let mut d = Disk::new(4);
+        d.write("f", 0, b"old!").unwrap();
+        d.fsync("f").unwrap();
+        d.fsync_dir("").unwrap();
+        d.write("f", 0, b"new!").unwrap();
+        // An injected failure drops the dirty page; the retry "succeeds".
+        assert!(d.fsync_dropping_pages("f").is_err());
+        d.fsync("f").unwrap();
+        assert_eq!(d.read("f").unwrap(), b"new!");
+        let (s, _) = d.crash(Contract::Durable, &mut Decisions::random(0));
+        assert_eq!(s.files["f"], b"old!");
+    }
+}
