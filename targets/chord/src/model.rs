@@ -446,12 +446,26 @@ impl Ring {
                 if corrected || !node.member || !self.member(node.list[0]) {
                     return false;
                 }
-                if rules.fused && matches!(step, Step::Reconcile(_)) {
-                    return false;
+                let s = node.list[0];
+                match step {
+                    Step::Reconcile(_) if rules.fused => false,
+                    Step::Reconcile(_) => {
+                        let sl = &self.nodes[s as usize].list;
+                        reconcile_list(n, s, sl, rules.r as usize).is_some_and(|l| l != node.list)
+                    }
+                    _ if rules.fused => {
+                        let mut next = *self;
+                        next.apply(rules, step);
+                        next != *self
+                    }
+                    _ => {
+                        // Changes entry 0, or sends a notify not already pending.
+                        let x = self.nodes[s as usize].pred;
+                        let new =
+                            stabilize_choice(n, s, x, !rules.variant.fixes() || self.member(x));
+                        new != s || !self.is_pending(new, n)
+                    }
                 }
-                let mut next = *self;
-                next.apply(rules, step);
-                next != *self
             }
             Step::Rectify(n) => corrected && self.nodes[n as usize].status == Status::Rectifying,
             Step::StabilizeFromPredecessor(n) => {

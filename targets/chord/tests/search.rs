@@ -46,9 +46,11 @@ fn literal_loses_the_ring_or_strands_a_node() {
 }
 
 #[test]
-fn original_splits_permanently_at_4_ids() {
-    // First found at seed 24214 (ids=4, steps=40, failures=2) when this budget was set.
-    assert_found(first("original", &[("ids", "4")], None, 50_000), &["AtMostOneRing"], "permanent");
+fn original_splits_permanently() {
+    // With the swarm profiles drawn up front, the first split is at seed 5,419 with ids=5 (8
+    // per 100,000 runs) and at seed 39,740 with ids=4 (1 per 100,000); ids=5 keeps the debug
+    // suite fast. The 4-id split is covered by the fidelity replay of §3.1.
+    assert_found(first("original", &[("ids", "5")], None, 12_000), &["AtMostOneRing"], "permanent");
 }
 
 #[test]
