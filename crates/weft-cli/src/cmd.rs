@@ -136,10 +136,14 @@ struct ExploreArgs {
 /// The strategy `explore` uses unless told otherwise; chosen by `weft bench` (docs/explorer.md).
 pub(crate) const DEFAULT_STRATEGY: &str = "coverage";
 
+/// Wall-clock backstop for a run-counted shrink budget.
+const SHRINK_BACKSTOP: std::time::Duration = std::time::Duration::from_secs(300);
+
 #[derive(Args, Clone)]
 struct ShrinkBudget {
     /// Shrinking budget: a number of runs (`5000`) or wall-clock time (`30s`). A run budget
-    /// gives the same result everywhere; a time budget keeps the best found so far.
+    /// gives the same result everywhere unless it takes longer than 5 minutes (then the best
+    /// found so far is kept); a time budget keeps the best found so far.
     #[arg(long, default_value = "20000", value_parser = parse_budget)]
     shrink_budget: Budget,
 }
@@ -361,8 +365,10 @@ fn shrink_repro(
     budget: Budget,
     show: Show,
 ) -> Result<(Repro, weft_explore::Shrunk), weft_explore::ShrinkError> {
+    // A run budget is reproducible, but on a slow target (message-level Chord, real processes)
+    // 20,000 candidate runs can take an hour: a wall-clock backstop keeps the best list so far.
     let (max_runs, deadline) = match budget {
-        Budget::Runs(n) => (n, None),
+        Budget::Runs(n) => (n, Some(SHRINK_BACKSTOP)),
         Budget::Time(t) => (u64::MAX, Some(t)),
     };
     // The shrinker reports no progress; the control gives it the wall-clock budget and Ctrl-C.
