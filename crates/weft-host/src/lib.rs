@@ -16,6 +16,8 @@
 //! The shim is built by this crate's build script and embedded; [`shim_path`] writes it out
 //! once per content hash.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 #[path = "../../weft-shim/src/proto.rs"]
 mod proto;
 

@@ -16,6 +16,7 @@
 //! environment variables every hook passes straight through to libc.
 
 #![allow(clippy::missing_safety_doc)] // every export is a libc entry point with libc's contract
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 #[path = "proto.rs"]
 mod proto;
