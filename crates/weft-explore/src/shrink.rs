@@ -13,7 +13,8 @@
 //! 2. zero spans of the same sizes (turning whole stretches into "simplest choice");
 //! 3. lower each remaining value, by binary search for the smallest value that still fails.
 //!
-//! A candidate is accepted only if its replay fails the same way **and** the replay's *log*
+//! A candidate is accepted only if its replay fails the same way, has no more events than the
+//! current best, **and** the replay's *log*
 //! (clamped values, decisions drawn past the end; trailing zeros trimmed, since a replay answers
 //! 0 past the end anyway) is smaller in shortlex order than the current best. Storing the log,
 //! not the candidate, keeps the result canonical; the shortlex rule guarantees termination.
@@ -127,7 +128,10 @@ impl Shrinker<'_> {
         }
         let mut d = Decisions::replay_labeled(candidate, labels);
         let report = self.runner.run(self.scenario, &mut d, &mut NullObserver);
-        if !report.outcome.same_failure(&self.target) {
+        // A shorter decision list that makes the run itself longer (past the end of a list
+        // every choice is 0, which may be a step that still happens) is not simpler for the
+        // person reading the trace: never trade events for decisions.
+        if !report.outcome.same_failure(&self.target) || report.events > self.report.events {
             return false;
         }
         let log = trim(d.log().to_vec());
