@@ -192,6 +192,25 @@ pub type Workload<N> = Box<
     dyn Fn(&mut Decisions, &Scenario) -> Vec<(SimTime, NodeId, <N as Node>::Req)> + Send + Sync,
 >;
 
+/// A workload of `count` requests to `node`, one per equal slot of the fault phase, each at a
+/// jitter of whole milliseconds within its slot drawn from the decisions (0 = the slot's start).
+/// `request(i)` builds the `i`-th request (0-based).
+pub fn spread_over_fault_phase<N: Node>(
+    count: u64,
+    node: NodeId,
+    request: impl Fn(u64) -> N::Req + Send + Sync + 'static,
+) -> Workload<N> {
+    Box::new(move |d: &mut Decisions, sc: &Scenario| {
+        let slot = sc.fault_phase.as_nanos() / count.max(1);
+        (0..count)
+            .map(|i| {
+                let jitter = d.choose(slot / 1_000_000 + 1) * 1_000_000;
+                (SimTime(i * slot + jitter), node, request(i))
+            })
+            .collect()
+    })
+}
+
 /// Everything that defines a world, independent of the run's decisions.
 pub struct SimSpec<N: Node> {
     pub nodes: usize,

@@ -230,15 +230,7 @@ impl Target for PrimaryBackup {
                 last_heard: SimTime::ZERO,
                 promoted: false,
             }),
-            workload: Box::new(move |d: &mut Decisions, sc: &Scenario| {
-                let slot = sc.fault_phase.as_nanos() / writes.max(1);
-                (0..writes)
-                    .map(|i| {
-                        let jitter = d.choose(slot / 1_000_000 + 1) * 1_000_000;
-                        (SimTime(i * slot + jitter), 0, Write(i + 1))
-                    })
-                    .collect()
-            }),
+            workload: weft_sim::spread_over_fault_phase::<PbNode>(writes, 0, |i| Write(i + 1)),
             properties: vec![
                 Property {
                     name: PROPERTIES[0].0,

@@ -17,7 +17,7 @@ mod log;
 
 use weft_core::{
     ConfigError, Contract, Decisions, Modality, Observer, OptionInfo, PropertyInfo, Ratio,
-    RunReport, RunSpec, Runner, Scenario, SimDuration, SimTime, Target, TargetInfo, VariantInfo,
+    RunReport, RunSpec, Runner, Scenario, SimDuration, Target, TargetInfo, VariantInfo,
 };
 use weft_sim::{Ctx, Node, NodeId, Property, SimSpec, TimerId, View};
 
@@ -347,15 +347,7 @@ impl Target for StorageDemo {
                 unsynced: Vec::new(),
                 recovered: 0,
             }),
-            workload: Box::new(move |d: &mut Decisions, sc: &Scenario| {
-                let slot = sc.fault_phase.as_nanos() / writes.max(1);
-                (0..writes)
-                    .map(|i| {
-                        let jitter = d.choose(slot / 1_000_000 + 1) * 1_000_000;
-                        (SimTime(i * slot + jitter), 0, Write(i + 1))
-                    })
-                    .collect()
-            }),
+            workload: weft_sim::spread_over_fault_phase::<StorageNode>(writes, 0, |i| Write(i + 1)),
             properties: vec![
                 Property {
                     name: PROPERTIES[0].0,
