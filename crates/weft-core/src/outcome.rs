@@ -89,9 +89,25 @@ impl Outcome {
         }
     }
 
-    /// Same kind and same property: what the shrinker preserves.
+    /// A violation's classification, by convention the detail's leading lowercase word before
+    /// a colon (`permanent: …`, `transient: …`); None when the detail has no such tag.
+    pub fn class(&self) -> Option<&str> {
+        let detail = match self {
+            Outcome::SafetyViolation { detail, .. } | Outcome::LivenessViolation { detail, .. } => {
+                detail
+            }
+            _ => return None,
+        };
+        let (tag, _) = detail.split_once(':')?;
+        (tag.len() >= 3 && tag.bytes().all(|b| b.is_ascii_lowercase())).then_some(tag)
+    }
+
+    /// Same kind, same property and same class: what the shrinker preserves (so a permanent
+    /// ring split never shrinks into a transient one).
     pub fn same_failure(&self, other: &Outcome) -> bool {
-        self.kind() == other.kind() && self.property() == other.property()
+        self.kind() == other.kind()
+            && self.property() == other.property()
+            && self.class() == other.class()
     }
 }
 
@@ -112,5 +128,24 @@ impl fmt::Display for Outcome {
             Outcome::BudgetExhausted { detail } => write!(f, "budget exhausted: {detail}"),
             Outcome::OutsideModel { detail } => write!(f, "outside the model: {detail}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn safety(detail: &str) -> Outcome {
+        Outcome::SafetyViolation { property: "P".into(), detail: detail.into() }
+    }
+
+    #[test]
+    fn the_class_is_part_of_the_failure() {
+        assert_eq!(safety("permanent: split").class(), Some("permanent"));
+        assert_eq!(safety("write 3 was acked at 0.2s: lost").class(), None);
+        assert_eq!(safety("n2: said so").class(), None);
+        assert!(safety("permanent: a").same_failure(&safety("permanent: b")));
+        assert!(!safety("permanent: a").same_failure(&safety("transient: a")));
+        assert!(safety("x").same_failure(&safety("y")));
     }
 }
