@@ -52,7 +52,15 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
         }
         _ => {
             let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("bad usage").trim_start_matches("error: ");
+            // clap's first line may end in ':' with the details on the next line.
+            let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+            let mut first =
+                lines.next().unwrap_or("bad usage").trim_start_matches("error: ").to_string();
+            if first.ends_with(':') {
+                if let Some(next) = lines.next() {
+                    first = format!("{first} {next}");
+                }
+            }
             eprintln!("weft: error: {first} (see `weft --help`)");
             Code::Input.into()
         }

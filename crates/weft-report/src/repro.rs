@@ -54,7 +54,7 @@ pub struct Repro {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReproError {
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}")]
     Io { path: String, source: std::io::Error },
     #[error("{path} is not a valid weft repro file: {reason}")]
     Malformed { path: String, reason: String },
