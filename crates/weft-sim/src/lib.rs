@@ -17,6 +17,6 @@ pub use faults::{Fault, FaultCounts};
 pub use net::{Fate, Network};
 pub use storage::DiskIo;
 pub use world::{
-    spread_over_fault_phase, Ctx, Node, NodeId, Observation, Phase, Property, SimSpec, TimerId,
-    View, Workload,
+    spread_over_fault_phase, Check, Ctx, Node, NodeId, Observation, Phase, Property, SimRunner,
+    SimSpec, TimerId, View, Workload,
 };

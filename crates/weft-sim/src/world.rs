@@ -183,7 +183,7 @@ impl<'a, N: Node> View<'a, N> {
 pub struct Property<N: Node> {
     pub name: &'static str,
     pub modality: Modality,
-    pub check: fn(&View<'_, N>) -> Result<(), String>,
+    pub check: Check<N>,
 }
 
 /// Builds the workload (client requests, admin operations) of one run, drawing its shape from
@@ -209,6 +209,31 @@ pub fn spread_over_fault_phase<N: Node>(
             })
             .collect()
     })
+}
+
+/// A property's check: `Err(detail)` when it does not hold.
+pub type Check<N> = fn(&View<'_, N>) -> Result<(), String>;
+
+/// A prepared in-process target: a world and the scenario its campaigns use by default. Targets
+/// return it from `Target::prepare` instead of writing their own `Runner`.
+pub struct SimRunner<N: Node> {
+    pub sim: SimSpec<N>,
+    pub scenario: Scenario,
+}
+
+impl<N: Node> weft_core::Runner for SimRunner<N> {
+    fn default_scenario(&self) -> Scenario {
+        self.scenario.clone()
+    }
+
+    fn run(
+        &self,
+        scenario: &Scenario,
+        decisions: &mut Decisions,
+        obs: &mut dyn Observer,
+    ) -> RunReport {
+        self.sim.run(scenario, decisions, obs)
+    }
 }
 
 /// Everything that defines a world, independent of the run's decisions.

@@ -1,5 +1,6 @@
-//! `check_seed` (what `weft check-determinism` runs) catches a node that leaks process-global
-//! state into its behaviour, and names the first event at which the two runs differ.
+//! A node that leaks process-global state into its behaviour changes the trace hash of one
+//! seed, and `check_seed` (what `weft check-determinism` runs) catches it and names the first
+//! event at which the two runs differ.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use weft_core::{Decisions, Observer, RunReport, Runner, Scenario, SimDuration, SimTime};
@@ -54,6 +55,10 @@ fn a_deliberately_nondeterministic_node_is_caught_at_its_first_differing_event()
         focus: None,
     });
     let scenario = runner.default_scenario();
+    // The leak changes the trace hash itself, not only the recorded text.
+    let a = runner.run(&scenario, &mut Decisions::random(42), &mut weft_core::NullObserver);
+    let b = runner.run(&scenario, &mut Decisions::random(42), &mut weft_core::NullObserver);
+    assert_ne!(a.trace_hash, b.trace_hash);
     let d = weft_explore::check_seed(&runner, &scenario, 42).expect("nondeterminism is caught");
     let first = d.first.clone().expect("both runs reach the differing event");
     let second = d.second.clone().expect("both runs reach the differing event");

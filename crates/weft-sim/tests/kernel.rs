@@ -1,7 +1,6 @@
 //! Kernel behaviour through the public API: determinism, faults within budget, phases,
 //! property modalities, crash/restart and target panics.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use weft_core::{
     Decisions, Modality, NullObserver, Outcome, Ratio, Recorder, Scenario, SimDuration, SimTime,
 };
@@ -254,46 +253,6 @@ fn the_event_budget_is_an_outcome() {
     let r = spec(3, Vec::new()).run(&sc, &mut Decisions::random(1), &mut NullObserver);
     assert!(matches!(r.outcome, Outcome::BudgetExhausted { .. }));
     assert!((50..60).contains(&r.events), "{}", r.events);
-}
-
-static LEAK: AtomicU64 = AtomicU64::new(0);
-
-/// A node that smuggles process-global state into its messages: a determinism bug.
-struct Leaky;
-impl Node for Leaky {
-    type Msg = u64;
-    type Req = ();
-    type Obs = ();
-    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        ctx.set_timer(SimDuration::from_millis(1), 0);
-    }
-    fn on_message(&mut self, _: NodeId, _: u64, _: &mut Ctx<'_, Self>) {}
-    fn on_timer(&mut self, _: TimerId, _: u64, ctx: &mut Ctx<'_, Self>) {
-        if ctx.now() > SimTime(20_000_000) {
-            ctx.send(0, LEAK.fetch_add(1, Ordering::Relaxed));
-        }
-        ctx.set_timer(SimDuration::from_millis(1), 0);
-    }
-    fn describe(&self) -> String {
-        String::new()
-    }
-}
-
-#[test]
-fn a_nondeterministic_node_changes_the_trace_hash() {
-    let s = SimSpec {
-        nodes: 2,
-        make: Box::new(|_| Leaky),
-        workload: Box::new(|_, _| Vec::new()),
-        properties: Vec::new(),
-        assumptions: Vec::new(),
-        crash_gate: None,
-        focus: None,
-    };
-    let sc = short();
-    let a = s.run(&sc, &mut Decisions::random(1), &mut NullObserver);
-    let b = s.run(&sc, &mut Decisions::random(1), &mut NullObserver);
-    assert_ne!(a.trace_hash, b.trace_hash);
 }
 
 /// Observes each link that comes back.

@@ -9,10 +9,10 @@
 //! write, one crash of the primary between the acknowledgement and the replica's delivery.
 
 use weft_core::{
-    ConfigError, Decisions, Modality, Observer, OptionInfo, PropertyInfo, RunReport, RunSpec,
-    Runner, Scenario, SimDuration, SimTime, Target, TargetInfo, VariantInfo,
+    ConfigError, Modality, OptionInfo, PropertyInfo, RunSpec, Runner, Scenario, SimDuration,
+    SimTime, Target, TargetInfo, VariantInfo,
 };
-use weft_sim::{Ctx, Node, NodeId, Property, SimSpec, TimerId, View};
+use weft_sim::{Check, Ctx, Node, NodeId, Property, SimRunner, SimSpec, TimerId, View};
 
 const HEARTBEAT: SimDuration = SimDuration::from_millis(10);
 const SUSPECT_AFTER: SimDuration = SimDuration::from_millis(50);
@@ -180,14 +180,26 @@ fn has_primary(v: &View<'_, PbNode>) -> Result<(), String> {
 
 pub struct PrimaryBackup;
 
-const PROPERTIES: [(&str, Modality, &str); 3] = [
+/// Name, modality, summary and check of every property: `info()` and the world read one table.
+const PROPERTIES: [(&str, Modality, &str, Check<PbNode>); 3] = [
     (
         "AckedWritesSurviveFailover",
         Modality::Always,
         "every acknowledged write is stored on the backup once it has taken over",
+        acked_writes_survive_failover,
     ),
-    ("FailoverHappens", Modality::Sometimes, "the backup takes over in some run"),
-    ("HasPrimary", Modality::Eventually, "after faults stop, a live node acts as primary"),
+    (
+        "FailoverHappens",
+        Modality::Sometimes,
+        "the backup takes over in some run",
+        failover_happened,
+    ),
+    (
+        "HasPrimary",
+        Modality::Eventually,
+        "after faults stop, a live node acts as primary",
+        has_primary,
+    ),
 ];
 
 impl Target for PrimaryBackup {
@@ -210,7 +222,7 @@ impl Target for PrimaryBackup {
             }],
             properties: PROPERTIES
                 .iter()
-                .map(|&(name, modality, summary)| PropertyInfo { name, modality, summary })
+                .map(|&(name, modality, summary, _)| PropertyInfo { name, modality, summary })
                 .collect(),
         }
     }
@@ -231,46 +243,22 @@ impl Target for PrimaryBackup {
                 promoted: false,
             }),
             workload: weft_sim::spread_over_fault_phase::<PbNode>(writes, 0, |i| Write(i + 1)),
-            properties: vec![
-                Property {
-                    name: PROPERTIES[0].0,
-                    modality: PROPERTIES[0].1,
-                    check: acked_writes_survive_failover,
-                },
-                Property {
-                    name: PROPERTIES[1].0,
-                    modality: PROPERTIES[1].1,
-                    check: failover_happened,
-                },
-                Property { name: PROPERTIES[2].0, modality: PROPERTIES[2].1, check: has_primary },
-            ],
+            properties: PROPERTIES
+                .iter()
+                .map(|&(name, modality, _, check)| Property { name, modality, check })
+                .collect(),
             assumptions: Vec::new(),
             crash_gate: None,
             focus: spec.property.clone(),
         };
-        Ok(Box::new(PbRunner { sim }))
+        Ok(Box::new(SimRunner { sim, scenario: default_scenario() }))
     }
 }
 
-struct PbRunner {
-    sim: SimSpec<PbNode>,
-}
-
-impl Runner for PbRunner {
-    /// Two nodes tolerate one crash; a crashed node stays down (its volatile store is gone and
-    /// this register has no disk), so the budget is one crash and no restart.
-    fn default_scenario(&self) -> Scenario {
-        let mut s = Scenario { restart: false, ..Scenario::default() };
-        s.budget.crashes = 1;
-        s
-    }
-
-    fn run(
-        &self,
-        scenario: &Scenario,
-        decisions: &mut Decisions,
-        obs: &mut dyn Observer,
-    ) -> RunReport {
-        self.sim.run(scenario, decisions, obs)
-    }
+/// Two nodes tolerate one crash; a crashed node stays down (its volatile store is gone and
+/// this register has no disk), so the budget is one crash and no restart.
+fn default_scenario() -> Scenario {
+    let mut s = Scenario { restart: false, ..Scenario::default() };
+    s.budget.crashes = 1;
+    s
 }

@@ -16,10 +16,10 @@
 mod log;
 
 use weft_core::{
-    ConfigError, Contract, Decisions, Modality, Observer, OptionInfo, PropertyInfo, Ratio,
-    RunReport, RunSpec, Runner, Scenario, SimDuration, Target, TargetInfo, VariantInfo,
+    ConfigError, Contract, Modality, OptionInfo, PropertyInfo, Ratio, RunSpec, Runner, Scenario,
+    SimDuration, Target, TargetInfo, VariantInfo,
 };
-use weft_sim::{Ctx, Node, NodeId, Property, SimSpec, TimerId, View};
+use weft_sim::{Check, Ctx, Node, NodeId, Property, SimRunner, SimSpec, TimerId, View};
 
 const LOG: &str = "log";
 const SNAP: &str = "snap";
@@ -288,16 +288,19 @@ fn recovered_log_is_prefix(v: &View<'_, StorageNode>) -> Result<(), String> {
     check_history(v, false)
 }
 
-const PROPERTIES: [(&str, Modality, &str); 2] = [
+/// Name, modality, summary and check of every property: `info()` and the world read one table.
+const PROPERTIES: [(&str, Modality, &str, Check<StorageNode>); 2] = [
     (
         "AckedWritesSurvive",
         Modality::Always,
         "every acknowledged write is recovered after every crash",
+        acked_writes_survive,
     ),
     (
         "RecoveredLogIsPrefix",
         Modality::Always,
         "every recovered log is a prefix of what was appended: no holes, no garbage",
+        recovered_log_is_prefix,
     ),
 ];
 
@@ -329,7 +332,7 @@ impl Target for StorageDemo {
             }],
             properties: PROPERTIES
                 .iter()
-                .map(|&(name, modality, summary)| PropertyInfo { name, modality, summary })
+                .map(|&(name, modality, summary, _)| PropertyInfo { name, modality, summary })
                 .collect(),
         }
     }
@@ -348,48 +351,30 @@ impl Target for StorageDemo {
                 recovered: 0,
             }),
             workload: weft_sim::spread_over_fault_phase::<StorageNode>(writes, 0, |i| Write(i + 1)),
-            properties: vec![
-                Property {
-                    name: PROPERTIES[0].0,
-                    modality: PROPERTIES[0].1,
-                    check: acked_writes_survive,
-                },
-                Property {
-                    name: PROPERTIES[1].0,
-                    modality: PROPERTIES[1].1,
-                    check: recovered_log_is_prefix,
-                },
-            ],
+            properties: PROPERTIES
+                .iter()
+                .map(|&(name, modality, _, check)| Property { name, modality, check })
+                .collect(),
             assumptions: Vec::new(),
             crash_gate: None,
             focus: spec.property.clone(),
         };
-        Ok(Box::new(DemoRunner { sim }))
+        Ok(Box::new(SimRunner { sim, scenario: default_scenario() }))
     }
 }
 
-struct DemoRunner {
-    sim: SimSpec<StorageNode>,
-}
-
-impl Runner for DemoRunner {
-    /// One node, no network faults; crashes at event boundaries and between storage calls, each
-    /// followed by a restart and recovery; the `posix` contract (what Linux promises) unless
-    /// `--contract` says otherwise.
-    fn default_scenario(&self) -> Scenario {
-        let mut s = Scenario::calm();
-        s.rates.crash = Ratio::new(1, 30);
-        s.budget.crashes = 3;
-        s.restart = true;
-        s.outage_max = SimDuration::from_millis(20);
-        s.fault_phase = SimDuration::from_secs(1);
-        s.heal_phase = SimDuration::from_millis(200);
-        s.disk.contract = Contract::Posix;
-        s.disk.crash_at_call = Ratio::new(1, 30);
-        s
-    }
-
-    fn run(&self, scenario: &Scenario, d: &mut Decisions, obs: &mut dyn Observer) -> RunReport {
-        self.sim.run(scenario, d, obs)
-    }
+/// One node, no network faults; crashes at event boundaries and between storage calls, each
+/// followed by a restart and recovery; the `posix` contract (what Linux promises) unless
+/// `--contract` says otherwise.
+fn default_scenario() -> Scenario {
+    let mut s = Scenario::calm();
+    s.rates.crash = Ratio::new(1, 30);
+    s.budget.crashes = 3;
+    s.restart = true;
+    s.outage_max = SimDuration::from_millis(20);
+    s.fault_phase = SimDuration::from_secs(1);
+    s.heal_phase = SimDuration::from_millis(200);
+    s.disk.contract = Contract::Posix;
+    s.disk.crash_at_call = Ratio::new(1, 30);
+    s
 }
