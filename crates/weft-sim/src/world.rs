@@ -111,6 +111,32 @@ impl<N: Node> Ctx<'_, N> {
     pub fn choose(&mut self, n: u64) -> u64 {
         self.decisions.choose(n)
     }
+    /// Whether faults may still be injected ([`Phase::Fault`]) or have stopped.
+    pub fn phase(&self) -> Phase {
+        if self.faulty {
+            Phase::Fault
+        } else {
+            Phase::Heal
+        }
+    }
+    /// A node-level random choice the protocol's *liveness* relies on (a randomised election
+    /// timeout, a backoff). In the fault phase it is a decision like [`Ctx::choose`], so the
+    /// search may pick any value, adversarial ones included. In the heal phase it is a
+    /// pseudo-random value derived from the node, the time and `salt`, which the search does not
+    /// control: an adversary that picks every timeout can keep any randomised protocol from
+    /// electing a leader forever, which `eventually` properties would report as a liveness
+    /// violation that is not a bug. Deterministic: the same run draws the same values.
+    pub fn fair_choose(&mut self, n: u64, salt: u64) -> u64 {
+        if self.faulty {
+            return self.decisions.choose(n);
+        }
+        assert!(n > 0, "fair_choose(0): no alternatives");
+        let mut h = weft_core::StableHasher::with_seed(0x6661_6972);
+        h.add(self.id as u64);
+        h.add(self.now.0);
+        h.add(salt);
+        std::hash::Hasher::finish(&h) % n
+    }
     /// This node's disk. It survives crashes in the state the scenario's persistence contract
     /// allows; every mutating call is a possible crash point.
     pub fn disk(&mut self) -> DiskIo<'_> {
