@@ -7,6 +7,7 @@ pub fn all() -> Vec<Box<dyn Target>> {
         Box::new(weft_target_primary_backup::PrimaryBackup),
         Box::new(weft_target_chord::Chord),
         Box::new(weft_target_omnipaxos::OmniPaxos),
+        Box::new(weft_target_raft_rs::RaftRs),
         Box::new(weft_host::ProcessTarget),
     ];
     for demo in weft_target_storage::Demo::ALL {
