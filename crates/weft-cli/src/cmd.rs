@@ -182,6 +182,11 @@ struct ReplayArgs {
     /// reports whether the recorded crash states are reachable under it, and the rule if not.
     #[arg(long, value_parser = parse_contract)]
     contract: Option<weft_core::Contract>,
+    /// Replay the same decisions on another variant of the target (e.g. the fixed version of
+    /// a library): exit 1 if that variant violates the property too, 0 if it passes. The
+    /// trace hash is not compared, since a different variant takes a different path.
+    #[arg(long)]
+    variant: Option<String>,
 }
 
 #[derive(Args)]
@@ -695,6 +700,9 @@ fn show(a: ShowArgs) -> Result<Code> {
 fn replay(a: ReplayArgs) -> Result<Code> {
     let repro = Repro::read(&a.path)?;
     let target = registry::find(&repro.spec.target)?;
+    if let Some(variant) = &a.variant {
+        return replay_on_variant(&a, &repro, target.as_ref(), variant);
+    }
     let runner = target.prepare(&repro.spec)?;
     let mut scenario = repro.scenario.clone();
     scenario.disk.audit = a.contract;
@@ -727,6 +735,31 @@ fn replay(a: ReplayArgs) -> Result<Code> {
             println!("reproduced: same outcome, same trace hash");
             Code::Violation
         }
+        Outcome::Unsupported { .. } => Code::Unsupported,
+        _ => Code::Ok,
+    })
+}
+
+/// `weft replay --variant`: the recorded decisions on another variant of the same target.
+fn replay_on_variant(
+    a: &ReplayArgs,
+    repro: &Repro,
+    target: &dyn weft_core::Target,
+    variant: &str,
+) -> Result<Code> {
+    let spec = weft_core::RunSpec { variant: variant.to_string(), ..repro.spec.clone() };
+    let runner = target.prepare(&spec)?;
+    let mut scenario = repro.scenario.clone();
+    scenario.disk.audit = a.contract;
+    let r = weft_explore::replay(runner.as_ref(), &scenario, &repro.decisions, a.timeline);
+    if a.timeline {
+        print!("{}", weft_report::timeline::render(&r.events));
+    }
+    println!("weft replay {} on {}", a.path.display(), describe_spec(&spec));
+    println!("  recorded on `{}`: {}", repro.spec.variant, repro.outcome);
+    println!("  on `{variant}`: {}", r.report.outcome);
+    Ok(match &r.report.outcome {
+        o if o.is_failure() => Code::Violation,
         Outcome::Unsupported { .. } => Code::Unsupported,
         _ => Code::Ok,
     })
