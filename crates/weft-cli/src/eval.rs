@@ -58,21 +58,23 @@ pub fn eval(a: EvalArgs) -> Result<Code> {
         seed: a.seed,
         jobs: jobs.max(1),
         scenario: if a.target.overrides_scenario() { scenario } else { None },
+        clock: Some(wall_clock),
     };
     let e = weft_explore::evaluate(target.as_ref(), &opts);
     println!();
-    println!("| variant | found / campaigns | Wilson 95% | median runs to 1st | failed to run | properties |");
-    println!("|---|---|---|---|---|---|");
+    println!("| variant | found / campaigns | Wilson 95% | median runs to 1st | median time to 1st | failed to run | properties |");
+    println!("|---|---|---|---|---|---|---|");
     for v in &e.variants {
         let props: Vec<String> = v.properties.iter().map(|(p, n)| format!("{p}: {n}")).collect();
         println!(
-            "| {} | {} / {} | [{:.2}, {:.2}] | {} | {} | {} |",
+            "| {} | {} / {} | [{:.2}, {:.2}] | {} | {} | {} | {} |",
             v.variant,
             v.found,
             v.campaigns,
             v.found_ci95.0,
             v.found_ci95.1,
             v.median_runs_to_failure.map_or("-".into(), |m| m.to_string()),
+            v.median_time_to_failure.map_or("-".into(), |t| format!("{:.2} s", t.as_secs_f64())),
             v.failed_to_run,
             if props.is_empty() { "-".into() } else { props.join(", ") }
         );
@@ -101,4 +103,12 @@ pub fn eval(a: EvalArgs) -> Result<Code> {
         );
     }
     Ok(Code::Ok)
+}
+
+/// Time since the first call: the campaigns' wall-clock timer (the only clock `weft eval`
+/// reads; the runs themselves never see it).
+#[allow(clippy::disallowed_methods)]
+fn wall_clock() -> std::time::Duration {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START.get_or_init(std::time::Instant::now).elapsed()
 }

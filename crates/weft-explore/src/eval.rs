@@ -11,16 +11,19 @@
 //! second.
 //!
 //! Campaigns run on `jobs` scoped threads; results are merged by campaign index, so the report
-//! is the same for any `jobs`.
+//! is the same for any `jobs`. The one exception is wall-clock time to the first failure,
+//! measured only when the caller passes a clock ([`EvalOptions::clock`]; the CLI does), since
+//! this library reads no clock of its own.
 
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::time::Duration;
 use weft_core::{derive_seed, Decisions, NullObserver, Outcome, RunSpec, Runner, Scenario, Target};
 
 /// What to evaluate.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct EvalOptions {
     /// Target name is taken from the target; the spec's `variant` is replaced per variant.
     pub spec: RunSpec,
@@ -32,6 +35,9 @@ pub struct EvalOptions {
     pub jobs: usize,
     /// The scenario of every run; `None`: each variant's `Runner::default_scenario`.
     pub scenario: Option<Scenario>,
+    /// A monotonic clock (time since any fixed instant) to time each campaign to its first
+    /// failure; `None`: no times are reported.
+    pub clock: Option<fn() -> Duration>,
 }
 
 /// One campaign's result.
@@ -59,6 +65,9 @@ pub struct VariantEval {
     /// Median (lower median) of runs to the first failure, counting the failing run, over the
     /// campaigns that found one.
     pub median_runs_to_failure: Option<u64>,
+    /// Median (lower median) wall-clock time to the first failure over the campaigns that found
+    /// one; only with [`EvalOptions::clock`].
+    pub median_time_to_failure: Option<Duration>,
     /// Property (or outcome kind, for failures without a property) → campaigns whose first
     /// failure it was.
     pub properties: BTreeMap<String, u64>,
@@ -133,26 +142,33 @@ fn run_seed(
     .map_err(|_| "the runner panicked".to_string())
 }
 
+/// One campaign: its end, the runs it made, and (with a clock) the time it took.
+type CampaignResult = (CampaignEnd, u64, Option<Duration>);
+
 fn campaign(
     runner: &dyn Runner,
     scenario: Option<&Scenario>,
     seed: u64,
     budget: u64,
-) -> (CampaignEnd, u64) {
+    clock: Option<fn() -> Duration>,
+) -> CampaignResult {
+    let start = clock.map(|c| c());
+    let elapsed = || clock.zip(start).map(|(c, s)| c().saturating_sub(s));
     for i in 0..budget {
         let run_seed_i = derive_seed(seed, i);
         match run_seed(runner, scenario, run_seed_i) {
-            Err(detail) => return (CampaignEnd::FailedToRun { detail }, i + 1),
+            Err(detail) => return (CampaignEnd::FailedToRun { detail }, i + 1, elapsed()),
             Ok(o) if cannot_run(&o) => {
-                return (CampaignEnd::FailedToRun { detail: o.to_string() }, i + 1)
+                return (CampaignEnd::FailedToRun { detail: o.to_string() }, i + 1, elapsed())
             }
             Ok(o) if o.is_failure() => {
-                return (CampaignEnd::Found { run_index: i, seed: run_seed_i, outcome: o }, i + 1)
+                let end = CampaignEnd::Found { run_index: i, seed: run_seed_i, outcome: o };
+                return (end, i + 1, elapsed());
             }
             Ok(_) => {}
         }
     }
-    (CampaignEnd::Clean, budget)
+    (CampaignEnd::Clean, budget, elapsed())
 }
 
 /// Runs the evaluation. `target` must know every variant in `opts.variants`; a variant whose
@@ -163,16 +179,13 @@ pub fn evaluate(target: &dyn Target, opts: &EvalOptions) -> Evaluation {
     for name in &opts.variants {
         let spec = RunSpec { variant: name.clone(), ..opts.spec.clone() };
         let prepared = target.prepare(&spec);
-        let (ends, runs) = match &prepared {
-            Err(e) => (
-                (0..opts.campaigns)
-                    .map(|_| CampaignEnd::FailedToRun { detail: e.to_string() })
-                    .collect(),
-                0,
-            ),
+        let results = match &prepared {
+            Err(e) => (0..opts.campaigns)
+                .map(|_| (CampaignEnd::FailedToRun { detail: e.to_string() }, 0, None))
+                .collect(),
             Ok(runner) => run_campaigns(runner.as_ref(), opts),
         };
-        variants.push(summarise(name, ends, runs));
+        variants.push(summarise(name, results));
         runners.push(prepared.ok());
     }
     let mut differences = Vec::new();
@@ -214,7 +227,7 @@ pub fn evaluate(target: &dyn Target, opts: &EvalOptions) -> Evaluation {
     Evaluation { variants, differences }
 }
 
-fn run_campaigns(runner: &dyn Runner, opts: &EvalOptions) -> (Vec<CampaignEnd>, u64) {
+fn run_campaigns(runner: &dyn Runner, opts: &EvalOptions) -> Vec<CampaignResult> {
     let next = AtomicU64::new(0);
     let results = Mutex::new(BTreeMap::new());
     let worker = || loop {
@@ -222,7 +235,8 @@ fn run_campaigns(runner: &dyn Runner, opts: &EvalOptions) -> (Vec<CampaignEnd>, 
         if c >= opts.campaigns {
             return;
         }
-        let r = campaign(runner, opts.scenario.as_ref(), derive_seed(opts.seed, c), opts.budget);
+        let seed = derive_seed(opts.seed, c);
+        let r = campaign(runner, opts.scenario.as_ref(), seed, opts.budget, opts.clock);
         results.lock().expect("eval results poisoned").insert(c, r);
     };
     std::thread::scope(|s| {
@@ -231,20 +245,21 @@ fn run_campaigns(runner: &dyn Runner, opts: &EvalOptions) -> (Vec<CampaignEnd>, 
         }
         worker();
     });
-    let results = results.into_inner().expect("eval results poisoned");
-    let runs = results.values().map(|(_, r)| r).sum();
-    (results.into_values().map(|(end, _)| end).collect(), runs)
+    results.into_inner().expect("eval results poisoned").into_values().collect()
 }
 
-fn summarise(name: &str, ends: Vec<CampaignEnd>, runs: u64) -> VariantEval {
-    let campaigns = ends.len() as u64;
+fn summarise(name: &str, results: Vec<CampaignResult>) -> VariantEval {
+    let campaigns = results.len() as u64;
+    let runs = results.iter().map(|(_, r, _)| r).sum();
     let mut to_failure = Vec::new();
+    let mut times = Vec::new();
     let mut properties = BTreeMap::new();
     let mut failed_to_run = 0;
-    for end in &ends {
+    for (end, _, time) in &results {
         match end {
             CampaignEnd::Found { run_index, outcome, .. } => {
                 to_failure.push(run_index + 1);
+                times.extend(*time);
                 *properties.entry(failure_key(outcome)).or_insert(0) += 1;
             }
             CampaignEnd::FailedToRun { .. } => failed_to_run += 1,
@@ -252,7 +267,9 @@ fn summarise(name: &str, ends: Vec<CampaignEnd>, runs: u64) -> VariantEval {
         }
     }
     to_failure.sort_unstable();
+    times.sort_unstable();
     let found = to_failure.len() as u64;
+    let ends = results.into_iter().map(|(end, _, _)| end).collect();
     VariantEval {
         variant: name.to_string(),
         campaigns,
@@ -261,6 +278,7 @@ fn summarise(name: &str, ends: Vec<CampaignEnd>, runs: u64) -> VariantEval {
         found_ci95: wilson95(found, campaigns),
         median_runs_to_failure: (!to_failure.is_empty())
             .then(|| to_failure[(to_failure.len() - 1) / 2]),
+        median_time_to_failure: (!times.is_empty()).then(|| times[(times.len() - 1) / 2]),
         properties,
         runs,
         ends,
@@ -341,7 +359,25 @@ mod tests {
             seed: 5,
             jobs,
             scenario: None,
+            clock: None,
         }
+    }
+
+    /// A fake clock: every reading is one second later than the one before.
+    fn ticking() -> Duration {
+        static SECONDS: AtomicU64 = AtomicU64::new(0);
+        Duration::from_secs(SECONDS.fetch_add(1, Ordering::Relaxed))
+    }
+
+    #[test]
+    fn times_campaigns_only_with_a_clock() {
+        let e = evaluate(&Toy, &opts(1));
+        assert!(e.variants.iter().all(|v| v.median_time_to_failure.is_none()));
+        let e = evaluate(&Toy, &EvalOptions { clock: Some(ticking), ..opts(1) });
+        let [buggy, fixed, _] = &e.variants[..] else { panic!("three variants") };
+        // Two readings per campaign (start, failure), one second apart.
+        assert_eq!(buggy.median_time_to_failure, Some(Duration::from_secs(1)));
+        assert_eq!(fixed.median_time_to_failure, None, "fixed never fails");
     }
 
     #[test]
