@@ -13,7 +13,7 @@ pub mod target;
 pub mod time;
 
 pub use decisions::Decisions;
-pub use hash::{stable_hash, StableHasher};
+pub use hash::{hash_debug, stable_hash, StableHasher};
 pub use outcome::{Modality, Outcome};
 pub use rng::{derive_seed, Ratio, Rng};
 pub use scenario::{Contract, DiskConfig, FaultBudget, FaultRates, Scenario};

@@ -16,7 +16,7 @@
 
 use crate::library::{Library, Tuning, NOT_A_VALUE};
 use std::collections::BTreeMap;
-use std::fmt::{self, Debug, Write as _};
+use std::fmt::{self, Debug};
 use std::hash::{Hash, Hasher};
 use weft_core::SimDuration;
 use weft_sim::{Ctx, Node, NodeId, TimerId, View};
@@ -51,16 +51,9 @@ impl<M: Debug> Debug for Wire<M> {
 /// deterministic (no hash maps inside), so the trace hash folds it in without allocating.
 impl<M: Debug> Hash for Wire<M> {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        struct HashWriter<'a, H: Hasher>(&'a mut H);
-        impl<H: Hasher> fmt::Write for HashWriter<'_, H> {
-            fn write_str(&mut self, s: &str) -> fmt::Result {
-                self.0.write(s.as_bytes());
-                Ok(())
-            }
-        }
         self.session.hash(state);
         self.seq.hash(state);
-        let _ = write!(HashWriter(state), "{:?}", self.msg);
+        weft_core::hash_debug(&self.msg, state);
     }
 }
 

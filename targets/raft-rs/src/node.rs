@@ -27,7 +27,7 @@
 
 use crate::library::{Committed, Kind, Library, Role, State, Tuning};
 use std::collections::VecDeque;
-use std::fmt::{self, Debug, Write as _};
+use std::fmt::{self, Debug};
 use std::hash::{Hash, Hasher};
 use weft_core::SimDuration;
 use weft_sim::{Ctx, Node, NodeId, TimerId, View};
@@ -53,14 +53,7 @@ impl<M: Debug> Debug for Wire<M> {
 
 impl<M: Debug> Hash for Wire<M> {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        struct HashWriter<'a, H: Hasher>(&'a mut H);
-        impl<H: Hasher> fmt::Write for HashWriter<'_, H> {
-            fn write_str(&mut self, s: &str) -> fmt::Result {
-                self.0.write(s.as_bytes());
-                Ok(())
-            }
-        }
-        let _ = write!(HashWriter(state), "{:?}", self.0);
+        weft_core::hash_debug(&self.0, state);
     }
 }
 
