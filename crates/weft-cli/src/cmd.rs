@@ -196,6 +196,11 @@ struct ShrinkArgs {
     /// Where to write the shrunk repro (default: PATH with `-shrunk` before `.json`).
     #[arg(long, short = 'o')]
     out: Option<PathBuf>,
+    /// Keep the counterexample telling two variants apart: accept only smaller decision lists
+    /// that also pass on this variant (e.g. the fixed version of a library), under the repro's
+    /// property selection.
+    #[arg(long, value_name = "VARIANT")]
+    passing_on: Option<String>,
     #[command(flatten)]
     shrink: ShrinkBudget,
 }
@@ -366,6 +371,7 @@ fn shrunk_path(path: &Path) -> PathBuf {
 /// shrunk from) and whether a fixpoint was reached.
 fn shrink_repro(
     runner: &dyn Runner,
+    reference: Option<&dyn Runner>,
     repro: &Repro,
     budget: Budget,
     show: Show,
@@ -378,13 +384,18 @@ fn shrink_repro(
     };
     // The shrinker reports no progress; the control gives it the wall-clock budget and Ctrl-C.
     let control = CliControl::new(deadline, None, show, "shrink runs");
-    let shrunk = weft_explore::shrink(
-        runner,
-        &repro.scenario,
-        &repro.decisions,
-        &ShrinkOptions { max_runs },
-        &control,
-    );
+    let opts = ShrinkOptions { max_runs };
+    let shrunk = match reference {
+        None => weft_explore::shrink(runner, &repro.scenario, &repro.decisions, &opts, &control),
+        Some(reference) => weft_explore::shrink_differential(
+            runner,
+            reference,
+            &repro.scenario,
+            &repro.decisions,
+            &opts,
+            &control,
+        ),
+    };
     control.finish();
     let shrunk = shrunk?;
     let before = repro.provenance.shrunk_from.unwrap_or(Sizes {
@@ -579,7 +590,7 @@ fn explore(a: ExploreArgs) -> Result<Code> {
     });
     let mut reproduce = path.clone();
     if !a.no_shrink {
-        match shrink_repro(runner.as_ref(), &repro, a.shrink.shrink_budget, show) {
+        match shrink_repro(runner.as_ref(), None, &repro, a.shrink.shrink_budget, show) {
             Ok((small, shrunk)) => {
                 let spath = shrunk_path(&path);
                 small.write(&spath)?;
@@ -610,16 +621,28 @@ fn shrink(a: ShrinkArgs) -> Result<Code> {
     let repro = Repro::read(&a.path)?;
     let target = registry::find(&repro.spec.target)?;
     let runner = target.prepare(&repro.spec)?;
-    println!("weft shrink {} ({})", a.path.display(), describe_spec(&repro.spec));
-    let show = Show::auto(false);
-    let (small, shrunk) = match shrink_repro(runner.as_ref(), &repro, a.shrink.shrink_budget, show)
-    {
-        Ok(x) => x,
-        Err(e) => {
-            println!("DIVERGED: {e}; recorded: {}", repro.outcome);
-            return Ok(Code::Diverged);
-        }
+    let reference = match &a.passing_on {
+        Some(v) => Some(target.prepare(&RunSpec { variant: v.clone(), ..repro.spec.clone() })?),
+        None => None,
     };
+    print!("weft shrink {} ({})", a.path.display(), describe_spec(&repro.spec));
+    match &a.passing_on {
+        Some(v) => println!(", keeping it passing on `{v}`"),
+        None => println!(),
+    }
+    let show = Show::auto(false);
+    let budget = a.shrink.shrink_budget;
+    let (small, shrunk) =
+        match shrink_repro(runner.as_ref(), reference.as_deref(), &repro, budget, show) {
+            Ok(x) => x,
+            Err(e @ weft_explore::ShrinkError::FailsOnReference(_)) => {
+                anyhow::bail!("cannot shrink differentially: {e}")
+            }
+            Err(e) => {
+                println!("DIVERGED: {e}; recorded: {}", repro.outcome);
+                return Ok(Code::Diverged);
+            }
+        };
     let out = a.out.unwrap_or_else(|| shrunk_path(&a.path));
     small.write(&out)?;
     let before = sizes(

@@ -1,6 +1,7 @@
 //! Real libraries through the `weft` binary: a frozen raft-rs counterexample replays on the
-//! buggy release and passes on the fixed one (`weft replay --variant`), and `weft eval` prints
-//! its comparison table with runs and time to the first failure.
+//! buggy release and passes on the fixed one (`weft replay --variant`), shrinking can be made to
+//! keep that difference (`weft shrink --passing-on`), and `weft eval` prints its comparison
+//! table with runs and time to the first failure.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -64,4 +65,33 @@ fn eval_prints_runs_and_time_to_the_first_failure() {
     assert!(row("buggy").contains(" s |"), "{out}");
     assert!(row("fixed").starts_with("| fixed | 0 / 4 |"), "{out}");
     assert!(out.contains("never on fixed"), "{out}");
+}
+
+#[test]
+fn shrink_passing_on_keeps_the_difference_or_refuses() {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("real_targets");
+    std::fs::create_dir_all(&d).unwrap();
+    let out = d.join("diff.json");
+    let file = frozen_raft_repro();
+    let o = weft(&[
+        "shrink",
+        &file,
+        "--passing-on",
+        "0.4.2",
+        "--shrink-budget",
+        "200",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("keeping it passing on `0.4.2`"), "{}", text(&o));
+    let fixed = weft(&["replay", out.to_str().unwrap(), "--variant", "0.4.2"]);
+    assert_eq!(fixed.status.code(), Some(0), "{}", text(&fixed));
+
+    // Against the buggy variant itself there is no difference to keep: a one-line input error.
+    let same = weft(&["shrink", &file, "--passing-on", "0.4.1", "-o", out.to_str().unwrap()]);
+    assert_eq!(same.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&same.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("fail on the reference too"), "{err}");
 }

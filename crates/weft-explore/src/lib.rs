@@ -19,5 +19,5 @@ pub use campaign::{
 pub use eval::{evaluate, wilson95, CampaignEnd, Difference, EvalOptions, Evaluation, VariantEval};
 pub use exhaustive::{ExhaustiveStats, MAX_CHOICES};
 pub use replay::{check_seed, replay, Divergence, Replayed};
-pub use shrink::{shrink, trim, ShrinkError, ShrinkOptions, Shrunk};
+pub use shrink::{shrink, shrink_differential, trim, ShrinkError, ShrinkOptions, Shrunk};
 pub(crate) use weft_report::timeline::line;

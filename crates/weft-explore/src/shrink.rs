@@ -20,6 +20,11 @@
 //! not the candidate, keeps the result canonical; the shortlex rule guarantees termination.
 //! The result is a pure function of (runner, scenario, decisions, budget in runs): no clock, no
 //! threads. A wall-clock stop (through [`Control`]) keeps the best list found so far.
+//!
+//! [`shrink_differential`] adds one more condition: the candidate must *pass* on a reference
+//! runner (the fixed version of a library), so the shrunk counterexample still tells the two
+//! apart. The reference is checked last, on an otherwise acceptable candidate, under the full
+//! scenario (no event cap), so a "pass" there is a whole run.
 
 use crate::campaign::{Control, Progress};
 use std::cmp::Ordering;
@@ -56,6 +61,8 @@ pub struct Shrunk {
 pub enum ShrinkError {
     #[error("the decisions do not fail when replayed (outcome: {0})")]
     DoesNotFail(String),
+    #[error("the decisions fail on the reference too, so there is no difference to keep (outcome there: {0})")]
+    FailsOnReference(String),
 }
 
 /// Trailing zeros are implied: a replay answers 0 past the end of its list.
@@ -74,6 +81,8 @@ fn shortlex(a: &[u64], b: &[u64]) -> Ordering {
 struct Shrinker<'a> {
     runner: &'a dyn Runner,
     scenario: &'a Scenario,
+    /// A runner on which every accepted candidate must pass, with the uncapped scenario.
+    reference: Option<(&'a dyn Runner, &'a Scenario)>,
     target: Outcome,
     best: Vec<u64>,
     /// The bound of each decision of `best`.
@@ -137,6 +146,13 @@ impl Shrinker<'_> {
         let log = trim(d.log().to_vec());
         if shortlex(&log, &self.best) != Ordering::Less {
             return false;
+        }
+        if let Some((reference, scenario)) = self.reference {
+            self.runs += 1;
+            let mut r = Decisions::replay(log.clone());
+            if reference.run(scenario, &mut r, &mut NullObserver).outcome.is_failure() {
+                return false;
+            }
         }
         self.bounds = d.bounds()[..log.len()].to_vec();
         self.labels = d.labels()[..log.len()].to_vec();
@@ -270,10 +286,42 @@ pub fn shrink(
     opts: &ShrinkOptions,
     control: &dyn Control,
 ) -> Result<Shrunk, ShrinkError> {
+    shrink_inner(runner, None, scenario, decisions, opts, control)
+}
+
+/// Shrinks `decisions`, which must fail on `runner` and pass on `reference` (e.g. the fixed
+/// version of the same library), keeping both: every accepted candidate fails the same way on
+/// `runner` and passes on `reference`.
+pub fn shrink_differential(
+    runner: &dyn Runner,
+    reference: &dyn Runner,
+    scenario: &Scenario,
+    decisions: &[u64],
+    opts: &ShrinkOptions,
+    control: &dyn Control,
+) -> Result<Shrunk, ShrinkError> {
+    shrink_inner(runner, Some(reference), scenario, decisions, opts, control)
+}
+
+fn shrink_inner(
+    runner: &dyn Runner,
+    reference: Option<&dyn Runner>,
+    scenario: &Scenario,
+    decisions: &[u64],
+    opts: &ShrinkOptions,
+    control: &dyn Control,
+) -> Result<Shrunk, ShrinkError> {
     let mut d = Decisions::replay(decisions.to_vec());
     let report = runner.run(scenario, &mut d, &mut NullObserver);
     if !report.outcome.is_failure() {
         return Err(ShrinkError::DoesNotFail(report.outcome.to_string()));
+    }
+    if let Some(reference) = reference {
+        let mut r = Decisions::replay(decisions.to_vec());
+        let outcome = reference.run(scenario, &mut r, &mut NullObserver).outcome;
+        if outcome.is_failure() {
+            return Err(ShrinkError::FailsOnReference(outcome.to_string()));
+        }
     }
     // Candidates that do not fail would otherwise run to the end of the heal phase, which is
     // most of a shrink's cost. A run that fails within its first `cap` events is identical
@@ -285,6 +333,7 @@ pub fn shrink(
     let mut s = Shrinker {
         runner,
         scenario: &capped,
+        reference: reference.map(|r| (r, scenario)),
         target: report.outcome.clone(),
         best: trim(d.log().to_vec()),
         bounds: d.bounds().to_vec(),
