@@ -86,6 +86,8 @@ pub trait Library: Send + Sync + 'static {
     /// peer it does not know, are the library's to ignore).
     fn step(r: &mut Self::Raw, msg: Self::Msg);
     fn receiver(msg: &Self::Msg) -> u64;
+    /// One short line for traces and diagrams: type, term, log position, commit, entries.
+    fn summary(msg: &Self::Msg) -> String;
     /// Proposes a client value; false if the library refused it (no leader known, a leader
     /// transfer in progress).
     fn propose(r: &mut Self::Raw, value: u64) -> bool;
@@ -152,6 +154,34 @@ macro_rules! raft_version {
 
             fn receiver(msg: &Self::Msg) -> u64 {
                 msg.get_to()
+            }
+
+            fn summary(m: &Self::Msg) -> String {
+                let mut s = format!(
+                    "{:?} t{} i{}/lt{} c{}",
+                    m.get_msg_type(),
+                    m.get_term(),
+                    m.get_index(),
+                    m.get_log_term(),
+                    m.get_commit()
+                );
+                let entries = m.get_entries();
+                if !entries.is_empty() {
+                    let first = entries[0].get_index();
+                    s += &format!(
+                        " +{} [{}..={}]",
+                        entries.len(),
+                        first,
+                        first + entries.len() as u64 - 1
+                    );
+                }
+                if m.get_reject() {
+                    s += " reject";
+                }
+                if !m.get_context().is_empty() {
+                    s += " transfer";
+                }
+                s
             }
 
             fn propose(r: &mut Self::Raw, value: u64) -> bool {

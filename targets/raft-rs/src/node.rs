@@ -41,17 +41,23 @@ const TIMER_APPLY: u64 = 2;
 const MS: u64 = 1_000_000;
 
 /// A raft message on the wire. The library's messages implement `Debug` but not `Hash`; their
-/// `Debug` text is deterministic, so the trace hash folds it in without allocating.
-#[derive(Clone)]
-pub struct Wire<M>(pub M);
+/// full `Debug` text is deterministic, so the trace hash folds it in without allocating. Traces
+/// and diagrams show a one-line summary instead ([`Library::summary`]).
+pub struct Wire<L: Library>(pub L::Msg);
 
-impl<M: Debug> Debug for Wire<M> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
+impl<L: Library> Clone for Wire<L> {
+    fn clone(&self) -> Self {
+        Wire(self.0.clone())
     }
 }
 
-impl<M: Debug> Hash for Wire<M> {
+impl<L: Library> Debug for Wire<L> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&L::summary(&self.0))
+    }
+}
+
+impl<L: Library> Hash for Wire<L> {
     fn hash<H: Hasher>(&self, state: &mut H) {
         weft_core::hash_debug(&self.0, state);
     }
@@ -231,7 +237,7 @@ impl<L: Library> RaftNode<L> {
 }
 
 impl<L: Library> Node for RaftNode<L> {
-    type Msg = Wire<L::Msg>;
+    type Msg = Wire<L>;
     type Req = Req;
     type Obs = Obs;
 
