@@ -3,12 +3,14 @@
 //! the whole counterexample; `weft replay FILE` and `weft replay FILE --variant 0.4.2` run it
 //! from the command line.
 
-use weft_core::{Decisions, EventKind, Outcome, Recorder, RunSpec, Runner, Target};
+use weft_core::{Decisions, Event, EventKind, Outcome, Recorder, RunSpec, Runner, Target};
 use weft_report::Repro;
 use weft_target_raft_rs::RaftRs;
 
 const TWO_LEADERS: &str =
     include_str!("counterexamples/0.4.1-transfer-with-unapplied-conf-changes.json");
+const OLD_QUORUM: &str =
+    include_str!("counterexamples/0.4.1-transfer-commits-with-the-old-quorum.json");
 
 /// Replays `repro`'s decisions on `variant`, checking every property (not only the one the
 /// repro was found for), and returns the outcome and the recorded events.
@@ -21,17 +23,40 @@ fn replay(repro: &Repro, variant: &str) -> (Outcome, u64, Recorder) {
     (report.outcome, report.trace_hash, rec)
 }
 
-/// The state line of `node` right after it handled the first `MsgTimeoutNow` delivered to it.
-fn after_timeout_now(rec: &Recorder, node: u32) -> String {
-    rec.events
+/// The first event at which the two versions' runs differ, from each run. Both replay the same
+/// decisions, so everything before it is the same behaviour. (Not the trace hash: it folds in
+/// each message's full `Debug` text, which differs between the two releases' protobuf
+/// runtimes from the first message on. Compared instead: time, node, kind, peer, the message
+/// summary and the node's state line without the version.)
+fn parting<'a>(buggy: &'a Recorder, fixed: &'a Recorder) -> (&'a Event, &'a Event) {
+    let seen = |e: &Event| {
+        let state = e.state.as_deref().unwrap_or_default();
+        let state = state.replace("raft 0.4.1 ", "").replace("raft 0.4.2 ", "");
+        (e.time, e.node, e.kind, e.peer, e.summary.clone(), state)
+    };
+    buggy
+        .events
         .iter()
-        .find(|e| {
-            e.kind == EventKind::Deliver
-                && e.node == Some(node)
-                && e.summary.contains("MsgTimeoutNow")
-        })
-        .and_then(|e| e.state.clone())
-        .unwrap_or_else(|| panic!("no MsgTimeoutNow reached n{node}"))
+        .zip(&fixed.events)
+        .find(|(a, b)| seen(a) != seen(b))
+        .expect("the two versions' runs never part")
+}
+
+/// Checks that 0.4.1 and 0.4.2 part ways exactly where the fix is: at a `MsgTimeoutNow`
+/// delivered to `node` while it still counts only the bootstrap voters, after which the node is
+/// a candidate on 0.4.1 and still a follower on 0.4.2.
+fn assert_parts_at_the_transfer(buggy: &Recorder, fixed: &Recorder, node: u32) {
+    let (b, f) = parting(buggy, fixed);
+    for e in [b, f] {
+        assert_eq!(e.kind, EventKind::Deliver, "the runs part at another event: {e:?}");
+        assert_eq!(e.node, Some(node), "{e:?}");
+        assert!(e.summary.starts_with("MsgTimeoutNow"), "{e:?}");
+        let state = e.state.as_deref().unwrap_or_default();
+        assert!(state.contains("voters=[n0,n1,n2]"), "n{node} should count 3 voters: {state}");
+    }
+    let state = |e: &Event| e.state.clone().unwrap_or_default();
+    assert!(state(b).contains(" candidate "), "0.4.1: {}", state(b));
+    assert!(state(f).contains(" follower "), "0.4.2: {}", state(f));
 }
 
 /// raft 0.4.1: a leader-transfer campaign ignores committed but unapplied configuration
@@ -51,8 +76,8 @@ fn after_timeout_now(rec: &Recorder, node: u32) -> String {
 /// `MsgTimeoutNow` goes through `hup(true)`, which refuses to campaign while committed
 /// configuration changes are unapplied; on the same decisions n1 stays a follower and every
 /// property holds. The release diff also swaps the protobuf runtime (prost to rust-protobuf),
-/// so the attribution rests on the trace: the test checks that the two versions part ways at
-/// exactly that `MsgTimeoutNow`.
+/// so the attribution rests on the trace: the test checks that the two versions' runs are
+/// identical up to exactly that `MsgTimeoutNow`, where 0.4.1 campaigns and 0.4.2 does not.
 #[test]
 fn raft_0_4_1_transfer_campaign_with_unapplied_conf_changes_elects_two_leaders() {
     let repro = Repro::parse(TWO_LEADERS).expect("the frozen repro parses");
@@ -66,12 +91,32 @@ fn raft_0_4_1_transfer_campaign_with_unapplied_conf_changes_elects_two_leaders()
     let (fixed_outcome, _, fixed) = replay(&repro, "0.4.2");
     assert_eq!(fixed_outcome, Outcome::Pass, "0.4.2 on the same decisions");
 
-    // Both versions reach the transfer with n1 knowing more configuration than it applied;
-    // 0.4.1 campaigns, 0.4.2 declines.
-    let (before, after) = (after_timeout_now(&buggy, 1), after_timeout_now(&fixed, 1));
-    for state in [&before, &after] {
-        assert!(state.contains("voters=[n0,n1,n2]"), "n1 should still count 3 voters: {state}");
-    }
-    assert!(before.contains(" candidate "), "0.4.1: {before}");
-    assert!(after.contains(" follower "), "0.4.2: {after}");
+    assert_parts_at_the_transfer(&buggy, &fixed, 1);
+}
+
+/// raft 0.4.1, the same bug losing a committed entry without two leaders in one term.
+///
+/// Postmortem. n2, leader of term 9, had committed and applied "add n3" and "add n4" (index
+/// 15): five voters. n0 knew both entries committed (commit 15) but had applied only up to
+/// index 5, so it counted the three bootstrap voters. A transfer made n2 send n0
+/// `MsgTimeoutNow`; 0.4.1's n0 campaigned for term 10 with the old configuration, won with n1's
+/// vote, and committed its term-10 entry at index 16 with the old quorum {n0, n1}; n1 applied
+/// it. n2 heard nothing of term 10 (its link from n0 was cut), timed out, won term 11 with n3
+/// and n4 (whom n0 never contacts), and committed *its* entry at index 16 with the new quorum
+/// {n2, n3, n4}. n1 and n2 applied different entries at index 16: a committed entry is lost,
+/// although no term had two leaders. Shrunk with `weft shrink --passing-on 0.4.2`, so it passes
+/// on the fixed version by construction; the test also checks where the runs part.
+#[test]
+fn raft_0_4_1_transfer_campaign_commits_with_the_old_quorum() {
+    let repro = Repro::parse(OLD_QUORUM).expect("the frozen repro parses");
+    assert_eq!(repro.spec.variant, "0.4.1");
+
+    let (outcome, hash, buggy) = replay(&repro, "0.4.1");
+    assert_eq!(outcome, repro.outcome, "0.4.1 fails differently than when frozen");
+    assert_eq!(hash, repro.trace_hash, "0.4.1 took another path than when frozen");
+    assert_eq!(outcome.property(), Some("CommittedKept"));
+
+    let (fixed_outcome, _, fixed) = replay(&repro, "0.4.2");
+    assert_eq!(fixed_outcome, Outcome::Pass, "0.4.2 on the same decisions");
+    assert_parts_at_the_transfer(&buggy, &fixed, 0);
 }
