@@ -88,6 +88,9 @@ pub trait Library: Send + Sync + 'static {
     fn receiver(msg: &Self::Msg) -> u64;
     /// One short line for traces and diagrams: type, term, log position, commit, entries.
     fn summary(msg: &Self::Msg) -> String;
+    /// Feeds every field of `msg` into `state`, for the trace hash. (The messages have no
+    /// `Hash`; hashing their `Debug` text costs a protobuf text-format print per message.)
+    fn hash_msg<H: std::hash::Hasher>(msg: &Self::Msg, state: &mut H);
     /// Proposes a client value; false if the library refused it (no leader known, a leader
     /// transfer in progress).
     fn propose(r: &mut Self::Raw, value: u64) -> bool;
@@ -154,6 +157,22 @@ macro_rules! raft_version {
 
             fn receiver(msg: &Self::Msg) -> u64 {
                 msg.get_to()
+            }
+
+            fn hash_msg<H: std::hash::Hasher>(m: &Self::Msg, state: &mut H) {
+                use std::hash::Hash;
+                (m.get_msg_type() as i32).hash(state);
+                (m.get_to(), m.get_from(), m.get_term(), m.get_log_term()).hash(state);
+                (m.get_index(), m.get_commit(), m.get_reject(), m.get_reject_hint()).hash(state);
+                m.get_context().hash(state);
+                let entries = m.get_entries();
+                entries.len().hash(state);
+                for e in entries {
+                    (e.get_entry_type() as i32, e.get_term(), e.get_index()).hash(state);
+                    (e.get_data(), e.get_context()).hash(state);
+                }
+                let meta = m.get_snapshot().get_metadata();
+                (meta.get_index(), meta.get_term()).hash(state);
             }
 
             fn summary(m: &Self::Msg) -> String {

@@ -24,10 +24,9 @@ fn replay(repro: &Repro, variant: &str) -> (Outcome, u64, Recorder) {
 }
 
 /// The first event at which the two versions' runs differ, from each run. Both replay the same
-/// decisions, so everything before it is the same behaviour. (Not the trace hash: it folds in
-/// each message's full `Debug` text, which differs between the two releases' protobuf
-/// runtimes from the first message on. Compared instead: time, node, kind, peer, the message
-/// summary and the node's state line without the version.)
+/// decisions, so everything before it is the same behaviour. Compared: time, node, kind, peer,
+/// the message summary and the node's state line without the version (what a reader of the
+/// two timelines would compare).
 fn parting<'a>(buggy: &'a Recorder, fixed: &'a Recorder) -> (&'a Event, &'a Event) {
     let seen = |e: &Event| {
         let state = e.state.as_deref().unwrap_or_default();
