@@ -243,7 +243,11 @@ pub(crate) struct World<'a> {
     obs: &'a mut dyn Observer,
     decisions: &'a mut Decisions,
     scenario: &'a Scenario,
+    /// The CPU every process is pinned to (`None`: not pinned).
     cpu: Option<usize>,
+    /// Iterations the host spins waiting for a request before it sleeps (0: the processes run
+    /// on the host's CPU, so they cannot answer while it spins).
+    spin: u32,
     netns: bool,
 }
 
@@ -285,7 +289,14 @@ pub(crate) fn run(
         }
     };
     let pin = if cfg.pin_cpu { pin_current_thread() } else { None };
+    // Spin only when the processes can run beside the host: pinned to another CPU, or not
+    // pinned at all (then the scheduler spreads two busy threads over two CPUs).
+    let spin = match &pin {
+        Some(p) if p.child_cpu == p.cpu => 0,
+        _ => SPIN_ITERS,
+    };
     let region = Region::new()?;
+    region.set_spin(spin);
     let mut world = World {
         cfg,
         shim,
@@ -314,7 +325,8 @@ pub(crate) fn run(
         obs,
         decisions,
         scenario,
-        cpu: pin.as_ref().map(|p| p.cpu),
+        cpu: pin.as_ref().map(|p| p.child_cpu),
+        spin,
         netns,
     };
     let result = world.run_loop();
@@ -333,7 +345,10 @@ fn report(outcome: Outcome, hash: u64, events: u64, faults: u64, end: SimTime) -
 }
 
 struct Pinned {
+    /// The host thread's CPU.
     cpu: usize,
+    /// The processes' CPU: another one the host thread may use, if there is one.
+    child_cpu: usize,
     old: libc::cpu_set_t,
 }
 
@@ -346,8 +361,12 @@ impl Pinned {
     }
 }
 
-/// Pins the calling thread to the CPU it is on; children are pinned there too, so hand-offs
-/// never cross CPUs (several times cheaper; only one simulated thread runs at a time anyway).
+/// Pins the calling thread to the CPU it is on, and chooses one CPU for every process: the next
+/// one the thread was allowed to use, so that both sides of a hand-off can spin briefly on the
+/// turn word instead of sleeping (a round trip well under a microsecond when the other side
+/// answers quickly, against two context switches of several microseconds each). Only one
+/// simulated thread runs at a time, so one CPU serves every process. With a single allowed
+/// CPU everything shares it, and nobody spins.
 fn pin_current_thread() -> Option<Pinned> {
     // SAFETY: querying and setting this thread's affinity with properly sized masks.
     unsafe {
@@ -359,12 +378,16 @@ fn pin_current_thread() -> Option<Pinned> {
         if cpu < 0 {
             return None;
         }
+        let cpu = cpu as usize;
+        let n = libc::CPU_SETSIZE as usize;
+        let child_cpu =
+            (1..n).map(|k| (cpu + k) % n).find(|&c| libc::CPU_ISSET(c, &old)).unwrap_or(cpu);
         let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu as usize, &mut set);
+        libc::CPU_SET(cpu, &mut set);
         if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
             return None;
         }
-        Some(Pinned { cpu: cpu as usize, old })
+        Some(Pinned { cpu, child_cpu, old })
     }
 }
 
@@ -379,6 +402,13 @@ fn futex_wait_timeout(word: &std::sync::atomic::AtomicU32, expected: u32, nanos:
             expected,
             &ts as *const libc::timespec,
         );
+    }
+}
+
+/// Hands the turn word over: stores `value` and wakes the other side if it sleeps.
+fn give_turn(word: &std::sync::atomic::AtomicU32, value: u32) {
+    if word.swap(value, Ordering::AcqRel) & TURN_SLEEPING != 0 {
+        futex_wake(word);
     }
 }
 
@@ -515,7 +545,7 @@ impl World<'_> {
         self.event(node, EventKind::Start, None, None, 0, || {
             format!("start {} as {}", self.cfg.program.display(), format_ip(node_ip(node)))
         });
-        match self.wait_for_request(t, TURN_IDLE) {
+        match self.wait_for_request(t) {
             Resumed::Request(OP_HELLO) => {
                 let seed = derive_seed(self.decisions.choose(u64::MAX), node as u64);
                 let s = self.slot(t);
@@ -551,12 +581,10 @@ impl World<'_> {
     fn step(&mut self, t: usize) {
         let s = self.slot(t);
         // SAFETY: `p` is waiting on its turn word; storing TURN_THREAD hands it the baton.
-        let turn = unsafe { &(*s).turn };
-        turn.store(TURN_THREAD, Ordering::Release);
-        futex_wake(turn);
+        give_turn(unsafe { &(*s).turn }, TURN_THREAD);
         let p = self.threads[t].proc;
         self.procs[p].steps += 1;
-        match self.wait_for_request(t, TURN_THREAD) {
+        match self.wait_for_request(t) {
             Resumed::Request(op) => self.handle(t, op),
             Resumed::Died(status) => self.died(p, status),
             Resumed::Stalled => {
@@ -573,30 +601,38 @@ impl World<'_> {
         }
     }
 
-    /// Waits until `p` stores TURN_HOST (a request), dies, or stalls.
-    fn wait_for_request(&mut self, t: usize, waiting_value: u32) -> Resumed {
+    /// Waits until thread `t` stores TURN_HOST (a request), dies, or stalls: spins first when
+    /// the processes run on another CPU, then sleeps (announced with TURN_SLEEPING, so the
+    /// thread wakes us; see proto.rs), waking every 2 ms to notice a death or a stall.
+    fn wait_for_request(&mut self, t: usize) -> Resumed {
         let p = self.threads[t].proc;
         let s = self.slot(t);
         // SAFETY: the turn word is an atomic in the live mapping.
         let turn = unsafe { &(*s).turn };
+        let requested = |v: u32| v & !TURN_SLEEPING == TURN_HOST;
+        let mut spins = 0;
+        while spins < self.spin && !requested(turn.load(Ordering::Acquire)) {
+            std::hint::spin_loop();
+            spins += 1;
+        }
         #[allow(clippy::disallowed_methods)] // real-time stall watchdog, not simulated time
         let started = std::time::Instant::now();
-        let mut spins = 0u32;
         loop {
-            if turn.load(Ordering::Acquire) == TURN_HOST {
+            let v = turn.load(Ordering::Acquire);
+            if requested(v) {
                 self.drain(p);
                 // SAFETY: the process has handed us the baton; the slot is ours to read.
                 return Resumed::Request(unsafe { (*s).op });
             }
-            // Spinning only helps when the process runs on another CPU; pinned to ours it
-            // cannot make progress until we sleep.
-            spins += 1;
-            if self.cpu.is_none() && spins < 64 {
-                std::hint::spin_loop();
-                continue;
+            if v & TURN_SLEEPING == 0
+                && turn
+                    .compare_exchange(v, v | TURN_SLEEPING, Ordering::AcqRel, Ordering::Acquire)
+                    .is_err()
+            {
+                continue; // the word changed: look again
             }
-            futex_wait_timeout(turn, waiting_value, 2_000_000);
-            if turn.load(Ordering::Acquire) == TURN_HOST {
+            futex_wait_timeout(turn, v | TURN_SLEEPING, 2_000_000);
+            if requested(turn.load(Ordering::Acquire)) {
                 continue;
             }
             self.drain(p);
