@@ -235,6 +235,8 @@ pub(crate) struct World<'a> {
     /// The heal phase has begun (faults ended, nothing new injected).
     healed: bool,
     hasher: TraceHasher,
+    /// Scratch: the runnable threads of the current step.
+    runnable: Vec<usize>,
     steps: u64,
     steps_since_advance: u64,
     lines: Vec<OutputLine>,
@@ -317,6 +319,7 @@ pub(crate) fn run(
         timed: BTreeMap::new(),
         healed: false,
         hasher: TraceHasher::new(),
+        runnable: Vec::new(),
         steps: 0,
         steps_since_advance: 0,
         lines: Vec::new(),
@@ -481,13 +484,16 @@ impl World<'_> {
             self.deliver_due();
             self.deliver_segments();
             self.wake_blocked();
-            let runnable: Vec<usize> = (0..self.threads.len())
-                .filter(|&t| {
-                    self.threads[t].wait == Wait::Ready
-                        && !self.paused[self.procs[self.threads[t].proc].node as usize]
-                })
-                .collect();
-            if runnable.is_empty() {
+            // Reused from step to step: this loop runs once per hand-off.
+            self.runnable.clear();
+            for t in 0..self.threads.len() {
+                if self.threads[t].wait == Wait::Ready
+                    && !self.paused[self.procs[self.threads[t].proc].node as usize]
+                {
+                    self.runnable.push(t);
+                }
+            }
+            if self.runnable.is_empty() {
                 if let Some(o) = self.advance() {
                     return Ok(o);
                 }
@@ -509,7 +515,7 @@ impl World<'_> {
             if self.fault_opportunity() {
                 continue;
             }
-            let pick = runnable[self.decisions.choose(runnable.len() as u64) as usize];
+            let pick = self.runnable[self.decisions.choose(self.runnable.len() as u64) as usize];
             self.steps += 1;
             self.steps_since_advance += 1;
             self.step(pick);
@@ -615,8 +621,8 @@ impl World<'_> {
             std::hint::spin_loop();
             spins += 1;
         }
-        #[allow(clippy::disallowed_methods)] // real-time stall watchdog, not simulated time
-        let started = std::time::Instant::now();
+        // Read on the first sleep only: a request that comes while spinning needs no clock.
+        let mut started = None;
         loop {
             let v = turn.load(Ordering::Acquire);
             if requested(v) {
@@ -631,6 +637,8 @@ impl World<'_> {
             {
                 continue; // the word changed: look again
             }
+            #[allow(clippy::disallowed_methods)] // real-time stall watchdog, not simulated time
+            let started = *started.get_or_insert_with(std::time::Instant::now);
             futex_wait_timeout(turn, v | TURN_SLEEPING, 2_000_000);
             if requested(turn.load(Ordering::Acquire)) {
                 continue;
@@ -653,17 +661,23 @@ impl World<'_> {
     }
 
     /// Reads everything `p` has written so far and turns complete lines into output events.
+    /// Called at every hand-off, so it reads straight into `partial`'s spare capacity (no
+    /// buffer to clear) and usually costs one `read` that finds the pipe empty.
     fn drain(&mut self, p: usize) {
-        let mut buf = [0u8; 8192];
+        let proc = &mut self.procs[p];
         loop {
-            // SAFETY: reading into a local buffer from our non-blocking pipe end.
-            let n = unsafe {
-                libc::read(self.procs[p].out.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len())
-            };
+            proc.partial.reserve(8192);
+            let spare = proc.partial.spare_capacity_mut();
+            // SAFETY: reading at most `spare.len()` bytes into the vector's spare capacity from
+            // our non-blocking pipe end.
+            let n =
+                unsafe { libc::read(proc.out.as_raw_fd(), spare.as_mut_ptr().cast(), spare.len()) };
             if n <= 0 {
                 break;
             }
-            self.procs[p].partial.extend_from_slice(&buf[..n as usize]);
+            let len = proc.partial.len() + n as usize;
+            // SAFETY: `read` initialised the first `n` bytes of the spare capacity.
+            unsafe { proc.partial.set_len(len) };
         }
         while let Some(i) = self.procs[p].partial.iter().position(|&b| b == b'\n') {
             let line: Vec<u8> = self.procs[p].partial.drain(..=i).collect();
