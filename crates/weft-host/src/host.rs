@@ -237,6 +237,8 @@ pub(crate) struct World<'a> {
     hasher: TraceHasher,
     /// Scratch: the runnable threads of the current step.
     runnable: Vec<usize>,
+    /// The thread stepped last (it may still be spinning for its answer).
+    last_stepped: Option<usize>,
     steps: u64,
     steps_since_advance: u64,
     lines: Vec<OutputLine>,
@@ -320,6 +322,7 @@ pub(crate) fn run(
         healed: false,
         hasher: TraceHasher::new(),
         runnable: Vec::new(),
+        last_stepped: None,
         steps: 0,
         steps_since_advance: 0,
         lines: Vec::new(),
@@ -585,6 +588,7 @@ impl World<'_> {
 
     /// Gives the baton to `p` and handles what it asks next.
     fn step(&mut self, t: usize) {
+        self.park_last_stepped(t);
         let s = self.slot(t);
         // SAFETY: `p` is waiting on its turn word; storing TURN_THREAD hands it the baton.
         give_turn(unsafe { &(*s).turn }, TURN_THREAD);
@@ -605,6 +609,26 @@ impl World<'_> {
                 });
             }
         }
+    }
+
+    /// Before another thread than the last one runs: tells the last one, which may be spinning
+    /// for its answer on the CPU the next one needs, to sleep instead (`TURN_SLEEPING` set on
+    /// its behalf; it is then woken when its turn comes). Setting the bit on a thread that
+    /// waits for the host is always safe: it can only make that thread sleep and be woken.
+    fn park_last_stepped(&mut self, next: usize) {
+        let Some(last) = self.last_stepped.replace(next) else { return };
+        if last == next || self.threads[last].wait == Wait::Gone {
+            return;
+        }
+        let s = self.slot(last);
+        // SAFETY: the turn word is an atomic in the live mapping.
+        let turn = unsafe { &(*s).turn };
+        let _ = turn.compare_exchange(
+            TURN_HOST,
+            TURN_HOST | TURN_SLEEPING,
+            Ordering::AcqRel,
+            Ordering::Relaxed,
+        );
     }
 
     /// Waits until thread `t` stores TURN_HOST (a request), dies, or stalls: spins first when

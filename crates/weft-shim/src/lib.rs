@@ -292,12 +292,17 @@ fn spin_budget() -> u32 {
     unsafe { (*h).spin.load(Ordering::Relaxed) }
 }
 
-/// Waits until `turn` holds `TURN_THREAD`: spins up to `spin` iterations, then sleeps in
-/// FUTEX_WAIT after announcing it with `TURN_SLEEPING` (see proto.rs).
+/// Waits until `turn` holds `TURN_THREAD`: spins up to `spin` iterations (less if the host
+/// parks us), then sleeps in FUTEX_WAIT after announcing it with `TURN_SLEEPING` (see
+/// proto.rs).
 fn await_baton(turn: &AtomicU32, spin: u32) {
     for _ in 0..spin {
-        if turn.load(Ordering::Acquire) & !TURN_SLEEPING == TURN_THREAD {
+        let v = turn.load(Ordering::Acquire);
+        if v & !TURN_SLEEPING == TURN_THREAD {
             return;
+        }
+        if v & TURN_SLEEPING != 0 {
+            break; // parked: another thread runs next, on this CPU
         }
         core::hint::spin_loop();
     }

@@ -15,7 +15,9 @@
 //! had that bit. Both are read-modify-writes of one word, so a wake is never lost: either the
 //! hand-over comes first (the compare-and-swap fails and the waiter sees its turn) or the bit
 //! does (the hand-over sees it and wakes). A waiter therefore compares `turn & !TURN_SLEEPING`
-//! with the value it waits for: the other side may already have marked itself sleeping.
+//! with the value it waits for: the other side may already have marked itself sleeping. The
+//! host also sets the bit on a waiting thread that it will not resume next ("park"), so the
+//! thread stops spinning and leaves the processes' CPU to the thread that runs next.
 //! Spinning and sleeping change how fast the turn passes, never who holds it.
 
 #![allow(dead_code)] // each side uses its half
