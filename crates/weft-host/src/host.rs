@@ -237,6 +237,8 @@ pub(crate) struct World<'a> {
     hasher: TraceHasher,
     /// Scratch: the runnable threads of the current step.
     runnable: Vec<usize>,
+    /// Scratch: which nodes are up, for the fault model.
+    up_scratch: Vec<bool>,
     /// The thread stepped last (it may still be spinning for its answer).
     last_stepped: Option<usize>,
     steps: u64,
@@ -322,6 +324,7 @@ pub(crate) fn run(
         healed: false,
         hasher: TraceHasher::new(),
         runnable: Vec::new(),
+        up_scratch: Vec::new(),
         last_stepped: None,
         steps: 0,
         steps_since_advance: 0,
@@ -1441,14 +1444,15 @@ impl World<'_> {
             return false;
         }
         let nodes = self.cfg.nodes as usize;
-        let mut up = vec![false; nodes];
+        // Reused from step to step: this runs once per hand-off.
+        let up = &mut self.up_scratch;
+        up.clear();
+        up.resize(nodes, false);
         for p in self.procs.iter().filter(|p| p.alive) {
             up[p.node as usize] = true;
         }
         let Some(fault) =
-            faults::opportunity(self.scenario, &mut self.counts, &up, self.decisions, &mut |_| {
-                true
-            })
+            faults::opportunity(self.scenario, &mut self.counts, up, self.decisions, &mut |_| true)
         else {
             return false;
         };
