@@ -414,13 +414,6 @@ fn futex_wait_timeout(word: &std::sync::atomic::AtomicU32, expected: u32, nanos:
     }
 }
 
-/// Hands the turn word over: stores `value` and wakes the other side if it sleeps.
-fn give_turn(word: &std::sync::atomic::AtomicU32, value: u32) {
-    if word.swap(value, Ordering::AcqRel) & TURN_SLEEPING != 0 {
-        futex_wake(word);
-    }
-}
-
 fn futex_wake(word: &std::sync::atomic::AtomicU32) {
     // SAFETY: waking waiters on a word of our shared mapping.
     unsafe {
@@ -591,10 +584,14 @@ impl World<'_> {
 
     /// Gives the baton to `p` and handles what it asks next.
     fn step(&mut self, t: usize) {
-        self.park_last_stepped(t);
         let s = self.slot(t);
-        // SAFETY: `p` is waiting on its turn word; storing TURN_THREAD hands it the baton.
-        give_turn(unsafe { &(*s).turn }, TURN_THREAD);
+        // SAFETY: `t` is waiting on its turn word; storing TURN_THREAD hands it the baton.
+        let turn = unsafe { &(*s).turn };
+        let asleep = turn.swap(TURN_THREAD, Ordering::AcqRel) & TURN_SLEEPING != 0;
+        let passed = self.park_last_stepped(t, asleep);
+        if asleep && !passed {
+            futex_wake(turn);
+        }
         let p = self.threads[t].proc;
         self.procs[p].steps += 1;
         match self.wait_for_request(t) {
@@ -614,24 +611,27 @@ impl World<'_> {
         }
     }
 
-    /// Before another thread than the last one runs: tells the last one, which may be spinning
-    /// for its answer on the CPU the next one needs, to sleep instead (`TURN_SLEEPING` set on
-    /// its behalf; it is then woken when its turn comes). Setting the bit on a thread that
-    /// waits for the host is always safe: it can only make that thread sleep and be woken.
-    fn park_last_stepped(&mut self, next: usize) {
-        let Some(last) = self.last_stepped.replace(next) else { return };
+    /// When another thread than the last one runs next: tells the last one, which may be
+    /// spinning for its answer on the CPU the next one needs, to sleep instead (`TURN_SLEEPING`
+    /// set on its behalf; it is then woken when its turn comes). If `next` sleeps, the parked
+    /// thread is also asked to wake it (`TURN_PASS`), from the CPU they share; answers whether
+    /// it took that on (else the caller wakes `next`). Setting the bits on a thread that waits
+    /// for the host is always safe: it can only make that thread wake `next` and sleep.
+    fn park_last_stepped(&mut self, next: usize, next_asleep: bool) -> bool {
+        let Some(last) = self.last_stepped.replace(next) else { return false };
         if last == next || self.threads[last].wait == Wait::Gone {
-            return;
+            return false;
         }
         let s = self.slot(last);
-        // SAFETY: the turn word is an atomic in the live mapping.
-        let turn = unsafe { &(*s).turn };
-        let _ = turn.compare_exchange(
-            TURN_HOST,
-            TURN_HOST | TURN_SLEEPING,
-            Ordering::AcqRel,
-            Ordering::Relaxed,
-        );
+        // SAFETY: the slot's atomics live in the live mapping.
+        let (turn, pass_to) = unsafe { (&(*s).turn, &(*s).pass_to) };
+        let mut parked = TURN_HOST | TURN_SLEEPING;
+        if next_asleep && self.spin > 0 {
+            pass_to.store(self.threads[next].slot as u32, Ordering::Relaxed);
+            parked |= TURN_PASS;
+        }
+        turn.compare_exchange(TURN_HOST, parked, Ordering::AcqRel, Ordering::Relaxed).is_ok()
+            && parked & TURN_PASS != 0
     }
 
     /// Waits until thread `t` stores TURN_HOST (a request), dies, or stalls: spins first when
@@ -642,7 +642,7 @@ impl World<'_> {
         let s = self.slot(t);
         // SAFETY: the turn word is an atomic in the live mapping.
         let turn = unsafe { &(*s).turn };
-        let requested = |v: u32| v & !TURN_SLEEPING == TURN_HOST;
+        let requested = |v: u32| v & !TURN_FLAGS == TURN_HOST;
         let mut spins = 0;
         while spins < self.spin && !requested(turn.load(Ordering::Acquire)) {
             std::hint::spin_loop();
@@ -670,6 +670,9 @@ impl World<'_> {
             if requested(turn.load(Ordering::Acquire)) {
                 continue;
             }
+            // A wake passed to a parked thread is lost if that thread's process died first:
+            // wake again (a thread woken for nothing looks at its turn and sleeps again).
+            futex_wake(turn);
             self.drain(p);
             if let Some(status) = self.try_reap(p) {
                 return Resumed::Died(status);

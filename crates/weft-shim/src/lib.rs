@@ -292,13 +292,16 @@ fn spin_budget() -> u32 {
     unsafe { (*h).spin.load(Ordering::Relaxed) }
 }
 
-/// Waits until `turn` holds `TURN_THREAD`: spins up to `spin` iterations (less if the host
-/// parks us), then sleeps in FUTEX_WAIT after announcing it with `TURN_SLEEPING` (see
+/// Waits until this thread's turn word holds `TURN_THREAD`: spins up to `spin` iterations
+/// (less if the host parks us), then sleeps in FUTEX_WAIT after announcing it with
+/// `TURN_SLEEPING`, first waking the thread the host passed the turn to, if it asks (see
 /// proto.rs).
-fn await_baton(turn: &AtomicU32, spin: u32) {
+fn await_baton(slot: *mut Slot, spin: u32) {
+    // SAFETY: the slot lives in the shared mapping for the life of the process.
+    let turn = unsafe { &(*slot).turn };
     for _ in 0..spin {
         let v = turn.load(Ordering::Acquire);
-        if v & !TURN_SLEEPING == TURN_THREAD {
+        if v & !TURN_FLAGS == TURN_THREAD {
             return;
         }
         if v & TURN_SLEEPING != 0 {
@@ -308,8 +311,18 @@ fn await_baton(turn: &AtomicU32, spin: u32) {
     }
     loop {
         let v = turn.load(Ordering::Acquire);
-        if v & !TURN_SLEEPING == TURN_THREAD {
+        if v & !TURN_FLAGS == TURN_THREAD {
             return;
+        }
+        if v & TURN_PASS != 0 {
+            // SAFETY: as above; the host wrote `pass_to` before publishing TURN_PASS.
+            let k = unsafe { (*slot).pass_to.load(Ordering::Relaxed) } as usize;
+            if k < MAX_SLOTS {
+                // SAFETY: slot `k` lies in the mapped region (k < MAX_SLOTS).
+                sys::futex_wake(unsafe { &(*slot_at(k)).turn });
+            }
+            let _ = turn.compare_exchange(v, v & !TURN_PASS, Ordering::AcqRel, Ordering::Acquire);
+            continue;
         }
         if v & TURN_SLEEPING == 0
             && turn
@@ -330,7 +343,7 @@ unsafe fn handoff(op: u32) -> i64 {
     let slot = slot_ptr();
     (*slot).op = op;
     notify_host(slot);
-    await_baton(&(*slot).turn, spin_budget());
+    await_baton(slot, spin_budget());
     LOCAL_CALLS.store(0, Ordering::Relaxed);
     (*slot).ret
 }

@@ -17,7 +17,11 @@
 //! does (the hand-over sees it and wakes). A waiter therefore compares `turn & !TURN_SLEEPING`
 //! with the value it waits for: the other side may already have marked itself sleeping. The
 //! host also sets the bit on a waiting thread that it will not resume next ("park"), so the
-//! thread stops spinning and leaves the processes' CPU to the thread that runs next.
+//! thread stops spinning and leaves the processes' CPU to the thread that runs next. When that
+//! next thread sleeps, the host parks with `TURN_PASS` too: the parked thread, on the CPU the
+//! next one needs, wakes it (`Slot::pass_to`) before it sleeps, where a wake from the host would
+//! cross CPUs. Whoever's compare-and-swap on the parked thread's word wins decides who wakes:
+//! if the thread marked itself sleeping first, the host's park fails and the host wakes.
 //! Spinning and sleeping change how fast the turn passes, never who holds it.
 
 #![allow(dead_code)] // each side uses its half
@@ -50,6 +54,11 @@ pub const TURN_THREAD: u32 = 2;
 /// Or-ed into `turn` by (or for) a waiter that sleeps in `FUTEX_WAIT`: whoever changes the turn
 /// next must wake it.
 pub const TURN_SLEEPING: u32 = 4;
+/// Or-ed in with `TURN_SLEEPING` by the host when it parks a thread: the thread must wake the
+/// slot `Slot::pass_to` (whose turn the host has just given) before it sleeps, then clear this.
+pub const TURN_PASS: u32 = 8;
+/// The bits of `turn` that are not the turn itself.
+pub const TURN_FLAGS: u32 = TURN_SLEEPING | TURN_PASS;
 
 /// Spin iterations (one load and one `spin_loop` each: ~30 ns on the AMD EPYC VM this was
 /// measured on) a side may spend waiting for the turn before it sleeps, when host and process
@@ -168,6 +177,9 @@ pub struct Header {
 #[repr(C)]
 pub struct Slot {
     pub turn: AtomicU32,
+    /// With `TURN_PASS`: the slot to wake. Written by the host before the `turn` update that
+    /// publishes it.
+    pub pass_to: AtomicU32,
     pub op: u32,
     pub args: [i64; 6],
     pub ret: i64,

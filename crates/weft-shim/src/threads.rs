@@ -36,8 +36,7 @@ extern "C" fn trampoline(k: *mut c_void) -> *mut c_void {
     let _ = MY_SLOT.try_with(|s| s.set(slot));
     // Wait for the baton before running any of the program's code (without spinning: the
     // creator runs first, and on our CPU).
-    // SAFETY: our slot lives in the shared mapping for the life of the process.
-    await_baton(unsafe { &(*slot).turn }, 0);
+    await_baton(slot, 0);
     let f = START_FN[k].load(Ordering::Relaxed) as usize;
     let arg = START_ARG[k].load(Ordering::Relaxed) as *mut c_void;
     // SAFETY: `f` is the start routine the program passed to pthread_create.
