@@ -296,9 +296,10 @@ pub(crate) fn run(
     };
     let pin = if cfg.pin_cpu { pin_current_thread() } else { None };
     // Spin only when the processes can run beside the host: pinned to another CPU, or not
-    // pinned at all (then the scheduler spreads two busy threads over two CPUs).
+    // pinned at all with two CPUs or more (the scheduler spreads two busy threads over them).
     let spin = match &pin {
         Some(p) if p.child_cpu == p.cpu => 0,
+        None if allowed_cpus() < 2 => 0,
         _ => SPIN_ITERS,
     };
     let region = Region::new()?;
@@ -367,6 +368,18 @@ impl Pinned {
         unsafe {
             libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &self.old);
         }
+    }
+}
+
+/// How many CPUs the calling thread may run on.
+fn allowed_cpus() -> usize {
+    // SAFETY: querying this thread's affinity into a properly sized mask.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return 1;
+        }
+        libc::CPU_COUNT(&set).max(1) as usize
     }
 }
 
