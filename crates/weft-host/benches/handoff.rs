@@ -1,8 +1,9 @@
 //! `cargo bench -p weft-host`: what interception costs. Prints, in one run, the median cost of
 //! a native call against an intercepted call's round trip through the host (and a call the
-//! shim serves locally), then a 3-node UDP ping-pong under the shim against the same programs
-//! run natively on loopback, as ratios. Per-call costs are (run with N calls − run with 0
-//! calls) / N of whole-process wall time, so process start-up cancels out.
+//! shim serves locally), the round trip against ptrace's and against two bare transport
+//! floors measured right now, then a 3-node UDP ping-pong under the shim against the same
+//! programs run natively on loopback, as ratios. Per-call costs are (run with N calls − run
+//! with 0 calls) / N of whole-process wall time, so process start-up cancels out.
 //!
 //! Wall-clock reads are the point of a benchmark, hence the allowed `Instant::now`.
 #![allow(clippy::disallowed_methods)]
@@ -14,6 +15,9 @@ use weft_core::{Decisions, NullObserver, Outcome, Scenario, SimDuration};
 use weft_host::HostConfig;
 
 const REPEATS: usize = 5;
+/// One ptrace-stopped system call's round trip on this machine (µs), measured once by hand; the
+/// project's bar is an intercepted call at least 10x cheaper.
+const PTRACE_US: f64 = 36.0;
 
 fn compile(name: &str) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/{name}.c"));
@@ -86,19 +90,71 @@ fn pingpong_native(bin: &Path, rounds: u32) -> Duration {
     t.elapsed().saturating_sub(Duration::from_millis(20))
 }
 
-/// The floor under any futex hand-off on this machine right now: a bare shared-memory + futex
-/// ping-pong between this process and a forked child, both pinned to one CPU. Reported beside
-/// the shim's round trip so a loaded machine does not hide the shim's own overhead.
-fn futex_pingpong_us(rounds: u32) -> f64 {
+fn futex_wait(w: &std::sync::atomic::AtomicU32, v: u32) {
+    // SAFETY: shared futex wait on a word of a MAP_SHARED mapping.
+    unsafe { libc::syscall(libc::SYS_futex, w as *const _, libc::FUTEX_WAIT, v, 0usize) };
+}
+
+fn futex_wake(w: &std::sync::atomic::AtomicU32) {
+    // SAFETY: waking waiters on a word of a MAP_SHARED mapping.
+    unsafe { libc::syscall(libc::SYS_futex, w as *const _, libc::FUTEX_WAKE, 1) };
+}
+
+/// Pins the calling thread to `cpu`.
+fn pin(cpu: usize) {
+    // SAFETY: setting this thread's affinity with a properly sized mask.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+/// The CPU this thread is on and another one it may use, if any.
+fn two_cpus() -> (usize, Option<usize>) {
+    // SAFETY: querying this thread's affinity and CPU.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set);
+        let cpu = libc::sched_getcpu().max(0) as usize;
+        let n = libc::CPU_SETSIZE as usize;
+        (cpu, (1..n).map(|k| (cpu + k) % n).find(|&c| libc::CPU_ISSET(c, &set)))
+    }
+}
+
+/// A bare shared-memory ping-pong between this process and a forked child, the parent on
+/// `parent_cpu` and the child on `child_cpu`, in µs per round trip. With `spin` = 0 each side
+/// sleeps in FUTEX_WAIT and is woken every time (the old same-CPU transport's floor); otherwise
+/// each side spins up to `spin` iterations first and a wake is issued only to a side that
+/// announced it sleeps (the shim's protocol, without the host's work: the floor under it).
+fn pingpong_us(rounds: u32, parent_cpu: usize, child_cpu: usize, spin: u32) -> f64 {
     use std::sync::atomic::{AtomicU32, Ordering};
-    fn wait(w: &AtomicU32, v: u32) {
-        // SAFETY: shared futex wait on a word of a MAP_SHARED mapping.
-        unsafe { libc::syscall(libc::SYS_futex, w as *const _, libc::FUTEX_WAIT, v, 0usize) };
-    }
-    fn wake(w: &AtomicU32) {
-        // SAFETY: waking waiters on a word of a MAP_SHARED mapping.
-        unsafe { libc::syscall(libc::SYS_futex, w as *const _, libc::FUTEX_WAKE, 1) };
-    }
+    const SLEEPING: u32 = 4;
+    let wait_for = |w: &AtomicU32, want: u32| {
+        for _ in 0..spin {
+            if w.load(Ordering::Acquire) & !SLEEPING == want {
+                return;
+            }
+            std::hint::spin_loop();
+        }
+        loop {
+            let v = w.load(Ordering::Acquire);
+            if v & !SLEEPING == want {
+                return;
+            }
+            if v & SLEEPING == 0
+                && w.compare_exchange(v, v | SLEEPING, Ordering::AcqRel, Ordering::Acquire).is_err()
+            {
+                continue;
+            }
+            futex_wait(w, v | SLEEPING);
+        }
+    };
+    let give = |w: &AtomicU32, v: u32| {
+        if w.swap(v, Ordering::AcqRel) & SLEEPING != 0 {
+            futex_wake(w);
+        }
+    };
     // SAFETY: a fresh shared anonymous page; checked for failure.
     let page = unsafe {
         libc::mmap(
@@ -116,31 +172,27 @@ fn futex_pingpong_us(rounds: u32) -> f64 {
     // SAFETY: pinning this thread, then forking a child that only touches the shared page and
     // exits with _exit (the benchmark's main thread is the only thread).
     unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(libc::sched_getcpu() as usize, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        let mut old: libc::cpu_set_t = std::mem::zeroed();
+        libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut old);
+        pin(parent_cpu);
         let pid = libc::fork();
         if pid == 0 {
+            pin(child_cpu);
             for _ in 0..rounds {
-                while turn.load(Ordering::Acquire) != 1 {
-                    wait(turn, 0);
-                }
-                turn.store(0, Ordering::Release);
-                wake(turn);
+                wait_for(turn, 1);
+                give(turn, 0);
             }
             libc::_exit(0);
         }
         let t = Instant::now();
         for _ in 0..rounds {
-            turn.store(1, Ordering::Release);
-            wake(turn);
-            while turn.load(Ordering::Acquire) != 0 {
-                wait(turn, 1);
-            }
+            give(turn, 1);
+            wait_for(turn, 0);
         }
         let e = t.elapsed();
         libc::waitpid(pid, std::ptr::null_mut(), 0);
         libc::munmap(page, 4096);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &old);
         e.as_secs_f64() * 1e6 / rounds as f64
     }
 }
@@ -155,16 +207,43 @@ fn main() {
     let native_clock = per_call(&bench, "clock", n * 10, false);
     let shim_sleep0 = per_call(&bench, "sleep0", n, true);
     let shim_clock = per_call(&bench, "clock", n * 10, true);
-    let floor = median((0..REPEATS).map(|_| futex_pingpong_us(n as u32)).collect());
+    let (cpu, other) = two_cpus();
+    let futex_floor = median((0..REPEATS).map(|_| pingpong_us(n as u32, cpu, cpu, 0)).collect());
+    let spin_floor = other.map(|other| {
+        let spin = weft_host::SPIN_ITERS;
+        median((0..REPEATS).map(|_| pingpong_us(n as u32, cpu, other, spin)).collect())
+    });
     println!("  native getppid()              {native_getppid:8.3} µs");
-    println!("  bare futex ping-pong, pinned  {floor:8.3} µs  (the transport's floor right now)");
+    println!(
+        "  bare futex ping-pong, 1 CPU   {futex_floor:8.3} µs  (sleep and wake every time: the \
+         same-CPU transport's floor right now)"
+    );
+    match spin_floor {
+        Some(f) => println!(
+            "  bare spin ping-pong, 2 CPUs   {f:8.3} µs  (spin, then sleep: the floor under the \
+             shim's transport right now)"
+        ),
+        None => println!(
+            "  bare spin ping-pong, 2 CPUs        n/a  (one CPU allowed: the shim does not spin)"
+        ),
+    }
     println!("  native nanosleep(0)           {native_sleep0:8.3} µs");
     println!("  native clock_gettime (vDSO)   {native_clock:8.3} µs");
     println!(
-        "  shim nanosleep(0) round trip  {shim_sleep0:8.3} µs  ({:.1}x native getppid, {:.1}x the \
-         futex floor; ptrace ~36 µs)",
-        shim_sleep0 / native_getppid,
-        shim_sleep0 / floor
+        "  shim nanosleep(0) round trip  {shim_sleep0:8.3} µs  ({:.1}x native getppid)",
+        shim_sleep0 / native_getppid
+    );
+    println!(
+        "    against ptrace (~{PTRACE_US} µs): {:.1}x cheaper (the bar: 10x, {:.1} µs)",
+        PTRACE_US / shim_sleep0,
+        PTRACE_US / 10.0
+    );
+    println!(
+        "    against the floors: {:.2}x the 1-CPU futex ping-pong{}",
+        shim_sleep0 / futex_floor,
+        spin_floor
+            .map(|f| format!(", {:.1}x the 2-CPU spin ping-pong", shim_sleep0 / f))
+            .unwrap_or_default()
     );
     println!(
         "  shim clock_gettime (local)    {shim_clock:8.3} µs  ({:.1}x native vDSO)",

@@ -235,6 +235,12 @@ pub(crate) struct World<'a> {
     /// The heal phase has begun (faults ended, nothing new injected).
     healed: bool,
     hasher: TraceHasher,
+    /// Scratch: the runnable threads of the current step.
+    runnable: Vec<usize>,
+    /// Scratch: which nodes are up, for the fault model.
+    up_scratch: Vec<bool>,
+    /// The thread stepped last (it may still be spinning for its answer).
+    last_stepped: Option<usize>,
     steps: u64,
     steps_since_advance: u64,
     lines: Vec<OutputLine>,
@@ -243,7 +249,11 @@ pub(crate) struct World<'a> {
     obs: &'a mut dyn Observer,
     decisions: &'a mut Decisions,
     scenario: &'a Scenario,
+    /// The CPU every process is pinned to (`None`: not pinned).
     cpu: Option<usize>,
+    /// Iterations the host spins waiting for a request before it sleeps (0: the processes run
+    /// on the host's CPU, so they cannot answer while it spins).
+    spin: u32,
     netns: bool,
 }
 
@@ -285,7 +295,15 @@ pub(crate) fn run(
         }
     };
     let pin = if cfg.pin_cpu { pin_current_thread() } else { None };
+    // Spin only when the processes can run beside the host: pinned to another CPU, or not
+    // pinned at all with two CPUs or more (the scheduler spreads two busy threads over them).
+    let spin = match &pin {
+        Some(p) if p.child_cpu == p.cpu => 0,
+        None if allowed_cpus() < 2 => 0,
+        _ => SPIN_ITERS,
+    };
     let region = Region::new()?;
+    region.set_spin(spin);
     let mut world = World {
         cfg,
         shim,
@@ -306,6 +324,9 @@ pub(crate) fn run(
         timed: BTreeMap::new(),
         healed: false,
         hasher: TraceHasher::new(),
+        runnable: Vec::new(),
+        up_scratch: Vec::new(),
+        last_stepped: None,
         steps: 0,
         steps_since_advance: 0,
         lines: Vec::new(),
@@ -314,7 +335,8 @@ pub(crate) fn run(
         obs,
         decisions,
         scenario,
-        cpu: pin.as_ref().map(|p| p.cpu),
+        cpu: pin.as_ref().map(|p| p.child_cpu),
+        spin,
         netns,
     };
     let result = world.run_loop();
@@ -333,7 +355,10 @@ fn report(outcome: Outcome, hash: u64, events: u64, faults: u64, end: SimTime) -
 }
 
 struct Pinned {
+    /// The host thread's CPU.
     cpu: usize,
+    /// The processes' CPU: another one the host thread may use, if there is one.
+    child_cpu: usize,
     old: libc::cpu_set_t,
 }
 
@@ -346,8 +371,24 @@ impl Pinned {
     }
 }
 
-/// Pins the calling thread to the CPU it is on; children are pinned there too, so hand-offs
-/// never cross CPUs (several times cheaper; only one simulated thread runs at a time anyway).
+/// How many CPUs the calling thread may run on.
+fn allowed_cpus() -> usize {
+    // SAFETY: querying this thread's affinity into a properly sized mask.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return 1;
+        }
+        libc::CPU_COUNT(&set).max(1) as usize
+    }
+}
+
+/// Pins the calling thread to the CPU it is on, and chooses one CPU for every process: the next
+/// one the thread was allowed to use, so that both sides of a hand-off can spin briefly on the
+/// turn word instead of sleeping (a round trip well under a microsecond when the other side
+/// answers quickly, against two context switches of several microseconds each). Only one
+/// simulated thread runs at a time, so one CPU serves every process. With a single allowed
+/// CPU everything shares it, and nobody spins.
 fn pin_current_thread() -> Option<Pinned> {
     // SAFETY: querying and setting this thread's affinity with properly sized masks.
     unsafe {
@@ -359,12 +400,16 @@ fn pin_current_thread() -> Option<Pinned> {
         if cpu < 0 {
             return None;
         }
+        let cpu = cpu as usize;
+        let n = libc::CPU_SETSIZE as usize;
+        let child_cpu =
+            (1..n).map(|k| (cpu + k) % n).find(|&c| libc::CPU_ISSET(c, &old)).unwrap_or(cpu);
         let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu as usize, &mut set);
+        libc::CPU_SET(cpu, &mut set);
         if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
             return None;
         }
-        Some(Pinned { cpu: cpu as usize, old })
+        Some(Pinned { cpu, child_cpu, old })
     }
 }
 
@@ -451,13 +496,16 @@ impl World<'_> {
             self.deliver_due();
             self.deliver_segments();
             self.wake_blocked();
-            let runnable: Vec<usize> = (0..self.threads.len())
-                .filter(|&t| {
-                    self.threads[t].wait == Wait::Ready
-                        && !self.paused[self.procs[self.threads[t].proc].node as usize]
-                })
-                .collect();
-            if runnable.is_empty() {
+            // Reused from step to step: this loop runs once per hand-off.
+            self.runnable.clear();
+            for t in 0..self.threads.len() {
+                if self.threads[t].wait == Wait::Ready
+                    && !self.paused[self.procs[self.threads[t].proc].node as usize]
+                {
+                    self.runnable.push(t);
+                }
+            }
+            if self.runnable.is_empty() {
                 if let Some(o) = self.advance() {
                     return Ok(o);
                 }
@@ -479,7 +527,7 @@ impl World<'_> {
             if self.fault_opportunity() {
                 continue;
             }
-            let pick = runnable[self.decisions.choose(runnable.len() as u64) as usize];
+            let pick = self.runnable[self.decisions.choose(self.runnable.len() as u64) as usize];
             self.steps += 1;
             self.steps_since_advance += 1;
             self.step(pick);
@@ -515,7 +563,7 @@ impl World<'_> {
         self.event(node, EventKind::Start, None, None, 0, || {
             format!("start {} as {}", self.cfg.program.display(), format_ip(node_ip(node)))
         });
-        match self.wait_for_request(t, TURN_IDLE) {
+        match self.wait_for_request(t) {
             Resumed::Request(OP_HELLO) => {
                 let seed = derive_seed(self.decisions.choose(u64::MAX), node as u64);
                 let s = self.slot(t);
@@ -550,13 +598,16 @@ impl World<'_> {
     /// Gives the baton to `p` and handles what it asks next.
     fn step(&mut self, t: usize) {
         let s = self.slot(t);
-        // SAFETY: `p` is waiting on its turn word; storing TURN_THREAD hands it the baton.
+        // SAFETY: `t` is waiting on its turn word; storing TURN_THREAD hands it the baton.
         let turn = unsafe { &(*s).turn };
-        turn.store(TURN_THREAD, Ordering::Release);
-        futex_wake(turn);
+        let asleep = turn.swap(TURN_THREAD, Ordering::AcqRel) & TURN_SLEEPING != 0;
+        let passed = self.park_last_stepped(t, asleep);
+        if asleep && !passed {
+            futex_wake(turn);
+        }
         let p = self.threads[t].proc;
         self.procs[p].steps += 1;
-        match self.wait_for_request(t, TURN_THREAD) {
+        match self.wait_for_request(t) {
             Resumed::Request(op) => self.handle(t, op),
             Resumed::Died(status) => self.died(p, status),
             Resumed::Stalled => {
@@ -573,32 +624,68 @@ impl World<'_> {
         }
     }
 
-    /// Waits until `p` stores TURN_HOST (a request), dies, or stalls.
-    fn wait_for_request(&mut self, t: usize, waiting_value: u32) -> Resumed {
+    /// When another thread than the last one runs next: tells the last one, which may be
+    /// spinning for its answer on the CPU the next one needs, to sleep instead (`TURN_SLEEPING`
+    /// set on its behalf; it is then woken when its turn comes). If `next` sleeps, the parked
+    /// thread is also asked to wake it (`TURN_PASS`), from the CPU they share; answers whether
+    /// it took that on (else the caller wakes `next`). Setting the bits on a thread that waits
+    /// for the host is always safe: it can only make that thread wake `next` and sleep.
+    fn park_last_stepped(&mut self, next: usize, next_asleep: bool) -> bool {
+        let Some(last) = self.last_stepped.replace(next) else { return false };
+        if last == next || self.threads[last].wait == Wait::Gone {
+            return false;
+        }
+        let s = self.slot(last);
+        // SAFETY: the slot's atomics live in the live mapping.
+        let (turn, pass_to) = unsafe { (&(*s).turn, &(*s).pass_to) };
+        let mut parked = TURN_HOST | TURN_SLEEPING;
+        if next_asleep && self.spin > 0 {
+            pass_to.store(self.threads[next].slot as u32, Ordering::Relaxed);
+            parked |= TURN_PASS;
+        }
+        turn.compare_exchange(TURN_HOST, parked, Ordering::AcqRel, Ordering::Relaxed).is_ok()
+            && parked & TURN_PASS != 0
+    }
+
+    /// Waits until thread `t` stores TURN_HOST (a request), dies, or stalls: spins first when
+    /// the processes run on another CPU, then sleeps (announced with TURN_SLEEPING, so the
+    /// thread wakes us; see proto.rs), waking every 2 ms to notice a death or a stall.
+    fn wait_for_request(&mut self, t: usize) -> Resumed {
         let p = self.threads[t].proc;
         let s = self.slot(t);
         // SAFETY: the turn word is an atomic in the live mapping.
         let turn = unsafe { &(*s).turn };
-        #[allow(clippy::disallowed_methods)] // real-time stall watchdog, not simulated time
-        let started = std::time::Instant::now();
-        let mut spins = 0u32;
+        let requested = |v: u32| v & !TURN_FLAGS == TURN_HOST;
+        let mut spins = 0;
+        while spins < self.spin && !requested(turn.load(Ordering::Acquire)) {
+            std::hint::spin_loop();
+            spins += 1;
+        }
+        // Read on the first sleep only: a request that comes while spinning needs no clock.
+        let mut started = None;
         loop {
-            if turn.load(Ordering::Acquire) == TURN_HOST {
+            let v = turn.load(Ordering::Acquire);
+            if requested(v) {
                 self.drain(p);
                 // SAFETY: the process has handed us the baton; the slot is ours to read.
                 return Resumed::Request(unsafe { (*s).op });
             }
-            // Spinning only helps when the process runs on another CPU; pinned to ours it
-            // cannot make progress until we sleep.
-            spins += 1;
-            if self.cpu.is_none() && spins < 64 {
-                std::hint::spin_loop();
+            if v & TURN_SLEEPING == 0
+                && turn
+                    .compare_exchange(v, v | TURN_SLEEPING, Ordering::AcqRel, Ordering::Acquire)
+                    .is_err()
+            {
+                continue; // the word changed: look again
+            }
+            #[allow(clippy::disallowed_methods)] // real-time stall watchdog, not simulated time
+            let started = *started.get_or_insert_with(std::time::Instant::now);
+            futex_wait_timeout(turn, v | TURN_SLEEPING, 2_000_000);
+            if requested(turn.load(Ordering::Acquire)) {
                 continue;
             }
-            futex_wait_timeout(turn, waiting_value, 2_000_000);
-            if turn.load(Ordering::Acquire) == TURN_HOST {
-                continue;
-            }
+            // A wake passed to a parked thread is lost if that thread's process died first:
+            // wake again (a thread woken for nothing looks at its turn and sleeps again).
+            futex_wake(turn);
             self.drain(p);
             if let Some(status) = self.try_reap(p) {
                 return Resumed::Died(status);
@@ -617,17 +704,23 @@ impl World<'_> {
     }
 
     /// Reads everything `p` has written so far and turns complete lines into output events.
+    /// Called at every hand-off, so it reads straight into `partial`'s spare capacity (no
+    /// buffer to clear) and usually costs one `read` that finds the pipe empty.
     fn drain(&mut self, p: usize) {
-        let mut buf = [0u8; 8192];
+        let proc = &mut self.procs[p];
         loop {
-            // SAFETY: reading into a local buffer from our non-blocking pipe end.
-            let n = unsafe {
-                libc::read(self.procs[p].out.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len())
-            };
+            proc.partial.reserve(8192);
+            let spare = proc.partial.spare_capacity_mut();
+            // SAFETY: reading at most `spare.len()` bytes into the vector's spare capacity from
+            // our non-blocking pipe end.
+            let n =
+                unsafe { libc::read(proc.out.as_raw_fd(), spare.as_mut_ptr().cast(), spare.len()) };
             if n <= 0 {
                 break;
             }
-            self.procs[p].partial.extend_from_slice(&buf[..n as usize]);
+            let len = proc.partial.len() + n as usize;
+            // SAFETY: `read` initialised the first `n` bytes of the spare capacity.
+            unsafe { proc.partial.set_len(len) };
         }
         while let Some(i) = self.procs[p].partial.iter().position(|&b| b == b'\n') {
             let line: Vec<u8> = self.procs[p].partial.drain(..=i).collect();
@@ -1367,14 +1460,15 @@ impl World<'_> {
             return false;
         }
         let nodes = self.cfg.nodes as usize;
-        let mut up = vec![false; nodes];
+        // Reused from step to step: this runs once per hand-off.
+        let up = &mut self.up_scratch;
+        up.clear();
+        up.resize(nodes, false);
         for p in self.procs.iter().filter(|p| p.alive) {
             up[p.node as usize] = true;
         }
         let Some(fault) =
-            faults::opportunity(self.scenario, &mut self.counts, &up, self.decisions, &mut |_| {
-                true
-            })
+            faults::opportunity(self.scenario, &mut self.counts, up, self.decisions, &mut |_| true)
         else {
             return false;
         };

@@ -31,6 +31,9 @@ mod target;
 pub use config::{join_args, split_args, HostConfig, Netns, OnIdle};
 pub use elf::unsupported_reason;
 pub use host::{format_ip, node_ip, virtual_pid, OutputLine, RunOutput, NODE_IP_BASE};
+/// How many iterations each side of a hand-off spins before it sleeps (when the host and the
+/// processes run on different CPUs); public for the benchmark's transport floor.
+pub use proto::SPIN_ITERS;
 pub use spawn::netns_available;
 pub use target::{ProcessRunner, ProcessTarget};
 

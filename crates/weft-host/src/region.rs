@@ -57,6 +57,11 @@ impl Region {
         unsafe { &*(self.base as *const Header) }
     }
 
+    /// How long processes may spin waiting for an answer (`Header::spin`).
+    pub(crate) fn set_spin(&self, iterations: u32) {
+        self.header().spin.store(iterations, Ordering::Release);
+    }
+
     pub(crate) fn set_now(&self, ns: u64) {
         self.header().now_ns.store(ns, Ordering::Release);
     }

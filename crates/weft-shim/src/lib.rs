@@ -273,11 +273,66 @@ fn announce_exit(status: i64) {
     }
 }
 
-/// Hands the baton to the host without waiting for it back.
+/// Hands the baton to the host without waiting for it back (waking the host only if it
+/// sleeps: see the protocol in proto.rs).
 unsafe fn notify_host(slot: *mut Slot) {
     let turn = &(*slot).turn;
-    turn.store(TURN_HOST, Ordering::Release);
-    sys::futex_wake(turn);
+    if turn.swap(TURN_HOST, Ordering::AcqRel) & TURN_SLEEPING != 0 {
+        sys::futex_wake(turn);
+    }
+}
+
+/// How long to spin for the host's answer (`Header::spin`; 0 before the header is mapped).
+fn spin_budget() -> u32 {
+    let h = HEADER.load(Ordering::Acquire);
+    if h.is_null() {
+        return 0;
+    }
+    // SAFETY: the header stays mapped for the life of the process once published.
+    unsafe { (*h).spin.load(Ordering::Relaxed) }
+}
+
+/// Waits until this thread's turn word holds `TURN_THREAD`: spins up to `spin` iterations
+/// (less if the host parks us), then sleeps in FUTEX_WAIT after announcing it with
+/// `TURN_SLEEPING`, first waking the thread the host passed the turn to, if it asks (see
+/// proto.rs).
+fn await_baton(slot: *mut Slot, spin: u32) {
+    // SAFETY: the slot lives in the shared mapping for the life of the process.
+    let turn = unsafe { &(*slot).turn };
+    for _ in 0..spin {
+        let v = turn.load(Ordering::Acquire);
+        if v & !TURN_FLAGS == TURN_THREAD {
+            return;
+        }
+        if v & TURN_SLEEPING != 0 {
+            break; // parked: another thread runs next, on this CPU
+        }
+        core::hint::spin_loop();
+    }
+    loop {
+        let v = turn.load(Ordering::Acquire);
+        if v & !TURN_FLAGS == TURN_THREAD {
+            return;
+        }
+        if v & TURN_PASS != 0 {
+            // SAFETY: as above; the host wrote `pass_to` before publishing TURN_PASS.
+            let k = unsafe { (*slot).pass_to.load(Ordering::Relaxed) } as usize;
+            if k < MAX_SLOTS {
+                // SAFETY: slot `k` lies in the mapped region (k < MAX_SLOTS).
+                sys::futex_wake(unsafe { &(*slot_at(k)).turn });
+            }
+            let _ = turn.compare_exchange(v, v & !TURN_PASS, Ordering::AcqRel, Ordering::Acquire);
+            continue;
+        }
+        if v & TURN_SLEEPING == 0
+            && turn
+                .compare_exchange(v, v | TURN_SLEEPING, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+        {
+            continue; // the word changed: look again
+        }
+        sys::futex_wait(turn, v | TURN_SLEEPING);
+    }
 }
 
 /// One round trip: request `op` (fields already filled), wait for the answer, return `ret`.
@@ -288,10 +343,7 @@ unsafe fn handoff(op: u32) -> i64 {
     let slot = slot_ptr();
     (*slot).op = op;
     notify_host(slot);
-    let turn = &(*slot).turn;
-    while turn.load(Ordering::Acquire) != TURN_THREAD {
-        sys::futex_wait(turn, TURN_HOST);
-    }
+    await_baton(slot, spin_budget());
     LOCAL_CALLS.store(0, Ordering::Relaxed);
     (*slot).ret
 }

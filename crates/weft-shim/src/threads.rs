@@ -34,12 +34,9 @@ extern "C" fn trampoline(k: *mut c_void) -> *mut c_void {
     let k = k as usize;
     let slot = slot_at(k);
     let _ = MY_SLOT.try_with(|s| s.set(slot));
-    // Wait for the baton before running any of the program's code.
-    // SAFETY: our slot lives in the shared mapping for the life of the process.
-    let turn = unsafe { &(*slot).turn };
-    while turn.load(Ordering::Acquire) != TURN_THREAD {
-        sys::futex_wait(turn, turn.load(Ordering::Acquire));
-    }
+    // Wait for the baton before running any of the program's code (without spinning: the
+    // creator runs first, and on our CPU).
+    await_baton(slot, 0);
     let f = START_FN[k].load(Ordering::Relaxed) as usize;
     let arg = START_ARG[k].load(Ordering::Relaxed) as *mut c_void;
     // SAFETY: `f` is the start routine the program passed to pthread_create.
