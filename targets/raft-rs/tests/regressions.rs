@@ -58,6 +58,21 @@ fn assert_parts_at_the_transfer(buggy: &Recorder, fixed: &Recorder, node: u32) {
     assert!(state(f).contains(" follower "), "0.4.2: {}", state(f));
 }
 
+/// The frozen repro `text` still fails on 0.4.1 exactly as recorded (outcome, violating
+/// `property`, trace hash), passes every property on 0.4.2, and the two runs part exactly at a
+/// `MsgTimeoutNow` delivered to `node`.
+fn assert_frozen(text: &str, property: &str, node: u32) {
+    let repro = Repro::parse(text).expect("the frozen repro parses");
+    assert_eq!(repro.spec.variant, "0.4.1");
+    let (outcome, hash, buggy) = replay(&repro, "0.4.1");
+    assert_eq!(outcome, repro.outcome, "0.4.1 fails differently than when frozen");
+    assert_eq!(hash, repro.trace_hash, "0.4.1 took another path than when frozen");
+    assert_eq!(outcome.property(), Some(property));
+    let (fixed_outcome, _, fixed) = replay(&repro, "0.4.2");
+    assert_eq!(fixed_outcome, Outcome::Pass, "0.4.2 on the same decisions");
+    assert_parts_at_the_transfer(&buggy, &fixed, node);
+}
+
 /// raft 0.4.1: a leader-transfer campaign ignores committed but unapplied configuration
 /// changes (tikv/raft-rs #221, fixed by PR #225, commit 64571f0f, released in 0.4.2).
 ///
@@ -79,18 +94,7 @@ fn assert_parts_at_the_transfer(buggy: &Recorder, fixed: &Recorder, node: u32) {
 /// identical up to exactly that `MsgTimeoutNow`, where 0.4.1 campaigns and 0.4.2 does not.
 #[test]
 fn raft_0_4_1_transfer_campaign_with_unapplied_conf_changes_elects_two_leaders() {
-    let repro = Repro::parse(TWO_LEADERS).expect("the frozen repro parses");
-    assert_eq!(repro.spec.variant, "0.4.1");
-
-    let (outcome, hash, buggy) = replay(&repro, "0.4.1");
-    assert_eq!(outcome, repro.outcome, "0.4.1 fails differently than when frozen");
-    assert_eq!(hash, repro.trace_hash, "0.4.1 took another path than when frozen");
-    assert_eq!(outcome.property(), Some("OneLeaderPerTerm"));
-
-    let (fixed_outcome, _, fixed) = replay(&repro, "0.4.2");
-    assert_eq!(fixed_outcome, Outcome::Pass, "0.4.2 on the same decisions");
-
-    assert_parts_at_the_transfer(&buggy, &fixed, 1);
+    assert_frozen(TWO_LEADERS, "OneLeaderPerTerm", 1);
 }
 
 /// raft 0.4.1, the same bug losing a committed entry without two leaders in one term.
@@ -107,15 +111,5 @@ fn raft_0_4_1_transfer_campaign_with_unapplied_conf_changes_elects_two_leaders()
 /// on the fixed version by construction; the test also checks where the runs part.
 #[test]
 fn raft_0_4_1_transfer_campaign_commits_with_the_old_quorum() {
-    let repro = Repro::parse(OLD_QUORUM).expect("the frozen repro parses");
-    assert_eq!(repro.spec.variant, "0.4.1");
-
-    let (outcome, hash, buggy) = replay(&repro, "0.4.1");
-    assert_eq!(outcome, repro.outcome, "0.4.1 fails differently than when frozen");
-    assert_eq!(hash, repro.trace_hash, "0.4.1 took another path than when frozen");
-    assert_eq!(outcome.property(), Some("CommittedKept"));
-
-    let (fixed_outcome, _, fixed) = replay(&repro, "0.4.2");
-    assert_eq!(fixed_outcome, Outcome::Pass, "0.4.2 on the same decisions");
-    assert_parts_at_the_transfer(&buggy, &fixed, 0);
+    assert_frozen(OLD_QUORUM, "CommittedKept", 0);
 }
