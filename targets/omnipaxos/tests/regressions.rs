@@ -1,26 +1,26 @@
-//! Frozen counterexamples: decision lists found by a seeded search on the published crates and
-//! shrunk by hand-rolled deletion (`examples/freeze.rs`), each replayed on the buggy and on the
-//! fixed version. A decision list is the whole counterexample: with the target's default
-//! scenario it replays bit for bit (`weft replay` once the CLI knows this target).
+//! Frozen counterexamples: repro files found by a seeded search on the published crates and
+//! shrunk by a deletion that keeps them failing on the buggy version and passing on the fixed
+//! one (what `weft shrink --passing-on` now does), each replayed on both versions here. From
+//! the command line: `weft replay FILE` (the violation recurs) and `weft replay FILE --variant
+//! FIXED` (it passes).
 
 use weft_core::{Decisions, NullObserver, Outcome, RunSpec, Target};
+use weft_report::Repro;
 use weft_target_omnipaxos::OmniPaxos;
 
-fn replay(variant: &str, list: &str) -> Outcome {
-    let spec = RunSpec {
-        target: "omnipaxos".into(),
-        variant: variant.into(),
-        property: Some("Agreement".into()),
-        ..RunSpec::default()
-    };
+/// Replays `repro`'s decisions on `variant` (its property selection, `Agreement`) and returns
+/// the outcome and the trace hash.
+fn replay(variant: &str, repro: &str) -> (Outcome, u64) {
+    let repro = Repro::parse(repro).expect("the frozen repro parses");
+    let spec = RunSpec { variant: variant.into(), ..repro.spec.clone() };
     let runner = OmniPaxos.prepare(&spec).expect("valid spec");
-    let list: Vec<u64> =
-        list.split_whitespace().map(|w| w.parse().expect("decision list holds numbers")).collect();
-    runner.run(&runner.default_scenario(), &mut Decisions::replay(list), &mut NullObserver).outcome
+    let mut d = Decisions::replay(repro.decisions.clone());
+    let report = runner.run(&repro.scenario, &mut d, &mut NullObserver);
+    (report.outcome, report.trace_hash)
 }
 
-fn assert_diverges(variant: &str, list: &str, expected: &str) {
-    match replay(variant, list) {
+fn assert_diverges(variant: &str, repro: &str, expected: &str) {
+    match replay(variant, repro).0 {
         Outcome::SafetyViolation { property, detail } => {
             assert_eq!(property, "Agreement");
             assert_eq!(detail, expected, "{variant} fails differently than when frozen");
@@ -29,9 +29,17 @@ fn assert_diverges(variant: &str, list: &str, expected: &str) {
     }
 }
 
-fn assert_agrees(variant: &str, list: &str) {
-    let outcome = replay(variant, list);
+fn assert_agrees(variant: &str, repro: &str) {
+    let outcome = replay(variant, repro).0;
     assert_ne!(outcome.property(), Some("Agreement"), "{variant}: {outcome}");
+}
+
+/// The repro still replays on the version it was recorded on with the recorded trace hash, so
+/// `weft replay FILE` reports "reproduced".
+fn assert_replays_as_recorded(repro: &str) {
+    let r = Repro::parse(repro).expect("the frozen repro parses");
+    let (outcome, hash) = replay(&r.spec.variant, repro);
+    assert_eq!((outcome, hash), (r.outcome.clone(), r.trace_hash), "{}", r.spec.variant);
 }
 
 /// omnipaxos 0.2.0, `AcceptSync` suffix at the wrong index (upstream PR #112, commit 443b6076,
@@ -50,13 +58,14 @@ fn assert_agrees(variant: &str, list: &str) {
 /// so the different outcome on the same decisions is due to that line.
 #[test]
 fn omnipaxos_0_2_0_accept_sync_suffix_lands_at_the_wrong_index() {
-    let list = include_str!("counterexamples/0.2.0-accept-sync-suffix-offset.txt");
+    let repro = include_str!("counterexamples/0.2.0-accept-sync-suffix-offset.json");
+    assert_replays_as_recorded(repro);
     assert_diverges(
         "0.2.0",
-        list,
+        repro,
         "n0 and n2 decided different entries at index 20: 1000001 vs 1000000",
     );
-    assert_agrees("0.2.1", list);
+    assert_agrees("0.2.1", repro);
 }
 
 /// omnipaxos 0.2.2, promise suffix applied at the wrong index by the new leader (gone in 0.2.3,
@@ -77,9 +86,10 @@ fn omnipaxos_0_2_0_accept_sync_suffix_lands_at_the_wrong_index() {
 /// one-line diff.
 #[test]
 fn omnipaxos_0_2_2_promise_suffix_lands_after_the_decided_prefix() {
-    let list = include_str!("counterexamples/0.2.2-promise-suffix-offset.txt");
-    assert_diverges("0.2.2", list, "n0 and n1 decided different entries at index 9: 7 vs 10");
-    assert_agrees("0.2.3", list);
+    let repro = include_str!("counterexamples/0.2.2-promise-suffix-offset.json");
+    assert_replays_as_recorded(repro);
+    assert_diverges("0.2.2", repro, "n0 and n1 decided different entries at index 9: 7 vs 10");
+    assert_agrees("0.2.3", repro);
 }
 
 /// omnipaxos 0.2.1: the same promise-suffix bug as 0.2.2, which PR #112 did not touch (the
@@ -94,9 +104,10 @@ fn omnipaxos_0_2_2_promise_suffix_lands_after_the_decided_prefix() {
 /// 0.2.0 → 0.2.1 comparison counts seeds that fail only on 0.2.0.
 #[test]
 fn omnipaxos_0_2_1_promise_suffix_lands_after_the_accepted_entries() {
-    let list = include_str!("counterexamples/0.2.1-promise-suffix-offset.txt");
+    let repro = include_str!("counterexamples/0.2.1-promise-suffix-offset.json");
+    assert_replays_as_recorded(repro);
     let detail = "n0 and n1 decided different entries at index 13: 15 vs 10";
-    assert_diverges("0.2.1", list, detail);
-    assert_diverges("0.2.0", list, detail);
-    assert_agrees("0.2.3", list);
+    assert_diverges("0.2.1", repro, detail);
+    assert_diverges("0.2.0", repro, detail);
+    assert_agrees("0.2.3", repro);
 }
