@@ -73,6 +73,13 @@ pub enum ConfigError {
     UnknownProperty { target: String, property: String, known: String },
 }
 
+impl ConfigError {
+    /// Option `option` has the unusable value `value`, for `reason` ("expected …").
+    pub fn bad_option(option: &str, value: &str, reason: &str) -> ConfigError {
+        ConfigError::BadOption { option: option.into(), value: value.into(), reason: reason.into() }
+    }
+}
+
 impl TargetInfo {
     /// Checks variant, option names and property against this description; targets call it
     /// first in [`Target::prepare`], then parse option values.
@@ -117,17 +124,19 @@ impl TargetInfo {
             .unwrap_or_else(|| panic!("target {} has no option {name}", self.name))
     }
 
+    /// Option `name`'s value in `spec` (or its default) is unusable, for `reason`.
+    pub fn bad_option(&self, spec: &RunSpec, name: &str, reason: &str) -> ConfigError {
+        ConfigError::bad_option(name, self.option(spec, name), reason)
+    }
+
     /// Parses option `name` with `FromStr`, naming the option in the error.
     pub fn parse_option<T: std::str::FromStr>(
         &self,
         spec: &RunSpec,
         name: &str,
     ) -> Result<T, ConfigError> {
-        let value = self.option(spec, name);
-        value.parse().map_err(|_| ConfigError::BadOption {
-            option: name.into(),
-            value: value.into(),
-            reason: format!("expected {}", std::any::type_name::<T>()),
+        self.option(spec, name).parse().map_err(|_| {
+            self.bad_option(spec, name, &format!("expected {}", std::any::type_name::<T>()))
         })
     }
 }

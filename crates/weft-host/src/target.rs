@@ -63,10 +63,6 @@ const OPTIONS: &[OptionInfo] = &[
     OptionInfo { name: "shim", default: "", summary: "shim .so path (default: embedded)" },
 ];
 
-fn bad(option: &str, value: &str, reason: &str) -> ConfigError {
-    ConfigError::BadOption { option: option.into(), value: value.into(), reason: reason.into() }
-}
-
 impl Target for ProcessTarget {
     fn info(&self) -> TargetInfo {
         TargetInfo {
@@ -95,35 +91,34 @@ impl ProcessTarget {
         info.validate(spec)?;
         let program = info.option(spec, "program");
         if program.is_empty() {
-            return Err(bad("program", program, "required"));
+            return Err(ConfigError::bad_option("program", program, "required"));
         }
         let mut cfg = HostConfig::new(program, split_args(info.option(spec, "args")), 3);
         cfg.nodes = info.parse_option(spec, "nodes")?;
         if cfg.nodes == 0 || cfg.nodes as usize > crate::proto::MAX_SLOTS {
-            return Err(bad("nodes", &cfg.nodes.to_string(), "1..=64"));
+            return Err(ConfigError::bad_option("nodes", &cfg.nodes.to_string(), "1..=64"));
         }
         let forbid = info.option(spec, "forbid");
         cfg.forbid = (!forbid.is_empty()).then(|| forbid.to_string());
         let codes = info.option(spec, "exit_codes");
-        cfg.exit_codes = codes
-            .split(',')
-            .map(|c| c.trim().parse::<i32>())
-            .collect::<Result<_, _>>()
-            .map_err(|_| bad("exit_codes", codes, "comma list of integers"))?;
+        cfg.exit_codes =
+            codes.split(',').map(|c| c.trim().parse::<i32>()).collect::<Result<_, _>>().map_err(
+                |_| ConfigError::bad_option("exit_codes", codes, "comma list of integers"),
+            )?;
         let limit = info.option(spec, "time_limit");
-        cfg.time_limit =
-            SimDuration::parse(limit).ok_or_else(|| bad("time_limit", limit, "a duration"))?;
+        cfg.time_limit = SimDuration::parse(limit)
+            .ok_or_else(|| ConfigError::bad_option("time_limit", limit, "a duration"))?;
         cfg.on_idle = match info.option(spec, "on_idle") {
             "deadlock" => OnIdle::Deadlock,
             "pass" => OnIdle::Pass,
-            v => return Err(bad("on_idle", v, "deadlock | pass")),
+            v => return Err(ConfigError::bad_option("on_idle", v, "deadlock | pass")),
         };
         cfg.hang_events = info.parse_option(spec, "hang_events")?;
         cfg.port = info.parse_option(spec, "port")?;
         cfg.netns = match info.option(spec, "netns") {
             "auto" => Netns::Auto,
             "off" => Netns::Off,
-            v => return Err(bad("netns", v, "auto | off")),
+            v => return Err(ConfigError::bad_option("netns", v, "auto | off")),
         };
         cfg.pin_cpu = info.parse_option(spec, "pin")?;
         let shim = info.option(spec, "shim");

@@ -89,11 +89,7 @@ impl Config {
     pub fn from_spec(spec: &RunSpec) -> Result<Config, ConfigError> {
         let info = Chord.info();
         info.validate(spec)?;
-        let bad = |option: &str, value: &str, reason: &str| ConfigError::BadOption {
-            option: option.into(),
-            value: value.into(),
-            reason: reason.into(),
-        };
+        let bad = ConfigError::bad_option;
         let variant = match spec.variant.as_str() {
             "literal" => Variant::Literal,
             "original" => Variant::Original,

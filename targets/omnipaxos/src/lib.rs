@@ -28,10 +28,10 @@ pub mod node;
 use library::{Library, Tuning, V0_2_0, V0_2_1, V0_2_2, V0_2_3};
 use node::{OpNode, Req, PROBE_BASE};
 use weft_core::{
-    ConfigError, Decisions, Modality, Observer, OptionInfo, PropertyInfo, Ratio, RunReport,
-    RunSpec, Runner, Scenario, SimDuration, SimTime, Target, TargetInfo, VariantInfo,
+    ConfigError, Decisions, Modality, OptionInfo, PropertyInfo, Ratio, RunSpec, Runner, Scenario,
+    SimDuration, SimTime, Target, TargetInfo, VariantInfo,
 };
-use weft_sim::{NodeId, Property, SimSpec};
+use weft_sim::{Check, NodeId, Property, SimRunner, SimSpec};
 
 /// Three servers, as the bug reports need.
 pub const NODES: usize = 3;
@@ -40,24 +40,35 @@ pub const NODES: usize = 3;
 /// 1–10 ms links, a heartbeat round (50 ms) outlasts a round trip (≤ 20 ms) with margin.
 pub const TUNING: Tuning = Tuning { election_ticks: 5, resend_ticks: 10 };
 
-pub const PROPERTIES: [(&str, Modality, &str); 4] = [
-    (
-        "Agreement",
-        Modality::Always,
-        "decided logs of all servers are prefixes of one another, and no decided entry changes",
-    ),
-    (
-        "Recovery",
-        Modality::Eventually,
-        "after faults stop, a leader followed by a majority exists and a new append is decided",
-    ),
-    ("LeaderChanged", Modality::Sometimes, "some server saw the leader change"),
-    (
-        "MonotoneDecided",
-        Modality::Always,
-        "no server lowers its decided index (entries it reported decided stay decided)",
-    ),
-];
+/// The properties, one row each: name, modality, summary, check.
+fn table<L: Library>() -> [(&'static str, Modality, &'static str, Check<OpNode<L>>); 4] {
+    [
+        (
+            "Agreement",
+            Modality::Always,
+            "decided logs of all servers are prefixes of one another, and no decided entry changes",
+            node::agreement::<L>,
+        ),
+        (
+            "Recovery",
+            Modality::Eventually,
+            "after faults stop, a leader followed by a majority exists and a new append is decided",
+            node::recovery::<L>,
+        ),
+        (
+            "LeaderChanged",
+            Modality::Sometimes,
+            "some server saw the leader change",
+            node::leader_changed::<L>,
+        ),
+        (
+            "MonotoneDecided",
+            Modality::Always,
+            "no server lowers its decided index (entries it reported decided stay decided)",
+            node::monotone_decided::<L>,
+        ),
+    ]
+}
 
 pub const VARIANTS: [(&str, &str); 4] = [
     ("0.2.0", "omnipaxos 0.2.0: AcceptSync suffix may land at the wrong indices"),
@@ -109,9 +120,9 @@ impl Target for OmniPaxos {
                     summary: "per-message loss ratio in the fault phase, e.g. 1/50 (0: none)",
                 },
             ],
-            properties: PROPERTIES
+            properties: table::<V0_2_3>()
                 .iter()
-                .map(|&(name, modality, summary)| PropertyInfo { name, modality, summary })
+                .map(|&(name, modality, summary, _)| PropertyInfo { name, modality, summary })
                 .collect(),
         }
     }
@@ -119,11 +130,7 @@ impl Target for OmniPaxos {
     fn prepare(&self, spec: &RunSpec) -> Result<Box<dyn Runner>, ConfigError> {
         let info = self.info();
         info.validate(spec)?;
-        let bad = |option: &str, reason: &str| ConfigError::BadOption {
-            option: option.into(),
-            value: info.option(spec, option).into(),
-            reason: reason.into(),
-        };
+        let bad = |option: &str, reason: &str| info.bad_option(spec, option, reason);
         let opts = Options {
             appends: info.parse_option(spec, "appends")?,
             flaps: info.parse_option(spec, "flaps")?,
@@ -137,56 +144,31 @@ impl Target for OmniPaxos {
         };
         let focus = spec.property.clone();
         Ok(match spec.variant.as_str() {
-            "0.2.0" => Box::new(OpRunner::<V0_2_0>::new(opts, focus)),
-            "0.2.1" => Box::new(OpRunner::<V0_2_1>::new(opts, focus)),
-            "0.2.2" => Box::new(OpRunner::<V0_2_2>::new(opts, focus)),
-            "0.2.3" => Box::new(OpRunner::<V0_2_3>::new(opts, focus)),
+            "0.2.0" => runner::<V0_2_0>(opts, focus),
+            "0.2.1" => runner::<V0_2_1>(opts, focus),
+            "0.2.2" => runner::<V0_2_2>(opts, focus),
+            "0.2.3" => runner::<V0_2_3>(opts, focus),
             other => unreachable!("validate() accepted unknown variant {other}"),
         })
     }
 }
 
 /// A prepared omnipaxos world for one library version.
-pub struct OpRunner<L: Library> {
-    sim: SimSpec<OpNode<L>>,
-    opts: Options,
-}
-
-impl<L: Library> OpRunner<L> {
-    pub fn new(opts: Options, focus: Option<String>) -> OpRunner<L> {
-        let fifo = opts.loss.is_zero();
-        let sim = SimSpec {
-            nodes: NODES,
-            make: Box::new(move |id| OpNode::new(id, NODES, TUNING, fifo)),
-            workload: Box::new(move |d: &mut Decisions, sc: &Scenario| workload(opts, d, sc)),
-            properties: vec![
-                Property {
-                    name: PROPERTIES[0].0,
-                    modality: PROPERTIES[0].1,
-                    check: node::agreement::<L>,
-                },
-                Property {
-                    name: PROPERTIES[1].0,
-                    modality: PROPERTIES[1].1,
-                    check: node::recovery::<L>,
-                },
-                Property {
-                    name: PROPERTIES[2].0,
-                    modality: PROPERTIES[2].1,
-                    check: node::leader_changed::<L>,
-                },
-                Property {
-                    name: PROPERTIES[3].0,
-                    modality: PROPERTIES[3].1,
-                    check: node::monotone_decided::<L>,
-                },
-            ],
-            assumptions: Vec::new(),
-            crash_gate: None,
-            focus,
-        };
-        OpRunner { sim, opts }
-    }
+fn runner<L: Library>(opts: Options, focus: Option<String>) -> Box<dyn Runner> {
+    let fifo = opts.loss.is_zero();
+    let sim = SimSpec {
+        nodes: NODES,
+        make: Box::new(move |id| OpNode::<L>::new(id, NODES, TUNING, fifo)),
+        workload: Box::new(move |d: &mut Decisions, sc: &Scenario| workload(opts, d, sc)),
+        properties: table::<L>()
+            .iter()
+            .map(|&(name, modality, _, check)| Property { name, modality, check })
+            .collect(),
+        assumptions: Vec::new(),
+        crash_gate: None,
+        focus,
+    };
+    Box::new(SimRunner { sim, scenario: default_scenario(opts) })
 }
 
 /// The run's inputs, drawn from decisions: client appends at random servers and times, link
@@ -226,36 +208,25 @@ fn workload(opts: Options, d: &mut Decisions, sc: &Scenario) -> Vec<(SimTime, No
     out
 }
 
-impl<L: Library> Runner for OpRunner<L> {
-    /// No crashes (the harness keeps omnipaxos's state in `MemoryStorage`, which a crash would
-    /// lose), no silent partitions or duplicates (the transport is a session layer: links break
-    /// only through flaps, which the harness reports to the library), no pauses (a pause defers
-    /// the paused node's workload events, so one end of a flap would see its `LinkUp` before
-    /// its `LinkDown` and the two ends' sessions would disagree), message delays as usual, and
-    /// per-message loss only when the `loss` option asks for it.
-    fn default_scenario(&self) -> Scenario {
-        let mut s = Scenario::default();
-        s.rates.crash = Ratio::ZERO;
-        s.rates.partition = Ratio::ZERO;
-        s.rates.duplicate = Ratio::ZERO;
-        s.rates.pause = Ratio::ZERO;
-        s.rates.drop = self.opts.loss;
-        s.budget.crashes = 0;
-        s.budget.partitions = 0;
-        s.budget.duplicates = 0;
-        s.budget.pauses = 0;
-        if self.opts.loss.is_zero() {
-            s.budget.drops = 0;
-        }
-        s
+/// No crashes (the harness keeps omnipaxos's state in `MemoryStorage`, which a crash would
+/// lose), no silent partitions or duplicates (the transport is a session layer: links break
+/// only through flaps, which the harness reports to the library), no pauses (a pause defers
+/// the paused node's workload events, so one end of a flap would see its `LinkUp` before
+/// its `LinkDown` and the two ends' sessions would disagree), message delays as usual, and
+/// per-message loss only when the `loss` option asks for it.
+fn default_scenario(opts: Options) -> Scenario {
+    let mut s = Scenario::default();
+    s.rates.crash = Ratio::ZERO;
+    s.rates.partition = Ratio::ZERO;
+    s.rates.duplicate = Ratio::ZERO;
+    s.rates.pause = Ratio::ZERO;
+    s.rates.drop = opts.loss;
+    s.budget.crashes = 0;
+    s.budget.partitions = 0;
+    s.budget.duplicates = 0;
+    s.budget.pauses = 0;
+    if opts.loss.is_zero() {
+        s.budget.drops = 0;
     }
-
-    fn run(
-        &self,
-        scenario: &Scenario,
-        decisions: &mut Decisions,
-        obs: &mut dyn Observer,
-    ) -> RunReport {
-        self.sim.run(scenario, decisions, obs)
-    }
+    s
 }

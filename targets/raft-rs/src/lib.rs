@@ -147,11 +147,7 @@ impl Target for RaftRs {
     fn prepare(&self, spec: &RunSpec) -> Result<Box<dyn Runner>, ConfigError> {
         let info = self.info();
         info.validate(spec)?;
-        let bad = |option: &str, reason: &str| ConfigError::BadOption {
-            option: option.into(),
-            value: info.option(spec, option).into(),
-            reason: reason.into(),
-        };
+        let bad = |option: &str, reason: &str| info.bad_option(spec, option, reason);
         let opts = Options {
             initial: info.parse_option(spec, "initial")?,
             nodes: info.parse_option(spec, "nodes")?,
