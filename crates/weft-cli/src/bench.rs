@@ -162,11 +162,7 @@ pub fn bench(a: BenchArgs) -> Result<Code> {
                     eprintln!("  {} / {name}: unsupported: {why}", describe_spec(&spec));
                     break;
                 }
-                let runs_to_first = match (&r.found, strategy) {
-                    (Some(_), Strategy::Exhaustive { .. }) => Some(r.runs),
-                    (Some(f), _) => Some(f.run_index + 1),
-                    (None, _) => None,
-                };
+                let runs_to_first = r.found.as_ref().map(|f| f.run_index + 1);
                 results.push(runs_to_first.map(|n| (n, secs)));
             }
             rows.push(Row { strategy: name.clone(), results });

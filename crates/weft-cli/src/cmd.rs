@@ -352,6 +352,11 @@ impl Out {
     }
 }
 
+/// The sizes a repro file records.
+fn repro_sizes(repro: &Repro) -> Sizes {
+    Sizes { decisions: repro.decisions.len() as u64, events: repro.events, faults: repro.faults }
+}
+
 fn sizes(decisions: usize, report: &weft_core::RunReport) -> Sizes {
     Sizes { decisions: decisions as u64, events: report.events, faults: report.faults }
 }
@@ -398,11 +403,7 @@ fn shrink_repro(
     };
     control.finish();
     let shrunk = shrunk?;
-    let before = repro.provenance.shrunk_from.unwrap_or(Sizes {
-        decisions: repro.decisions.len() as u64,
-        events: repro.events,
-        faults: repro.faults,
-    });
+    let before = repro.provenance.shrunk_from.unwrap_or_else(|| repro_sizes(repro));
     let mut out = repro.clone();
     out.weft_version = weft_core::VERSION.into();
     out.provenance.shrunk_from = Some(before);
@@ -645,17 +646,7 @@ fn shrink(a: ShrinkArgs) -> Result<Code> {
         };
     let out = a.out.unwrap_or_else(|| shrunk_path(&a.path));
     small.write(&out)?;
-    let before = sizes(
-        repro.decisions.len(),
-        &weft_core::RunReport {
-            outcome: repro.outcome.clone(),
-            trace_hash: repro.trace_hash,
-            events: repro.events,
-            faults: repro.faults,
-            end_time: weft_core::SimTime::ZERO,
-            sometimes: Vec::new(),
-        },
-    );
+    let before = repro_sizes(&repro);
     println!("  outcome: {}", small.outcome);
     println!(
         "  shrunk in {} runs{}: {} -> {}",

@@ -49,7 +49,11 @@ pub fn eval(a: EvalArgs) -> Result<Code> {
         a.seed,
         jobs
     );
-    let scenario = Some(a.target.scenario(target.prepare(&spec)?.as_ref()));
+    // Each variant's own default scenario, unless the command line changes it.
+    let scenario = match a.target.overrides_scenario() {
+        true => Some(a.target.scenario(target.prepare(&spec)?.as_ref())),
+        false => None,
+    };
     let opts = weft_explore::EvalOptions {
         spec,
         variants: a.variants.clone(),
@@ -57,7 +61,7 @@ pub fn eval(a: EvalArgs) -> Result<Code> {
         budget: a.budget,
         seed: a.seed,
         jobs: jobs.max(1),
-        scenario: if a.target.overrides_scenario() { scenario } else { None },
+        scenario,
         clock: Some(wall_clock),
     };
     let e = weft_explore::evaluate(target.as_ref(), &opts);

@@ -28,8 +28,8 @@ pub struct RunArgs {
     /// Exit statuses that count as success (comma-separated).
     #[arg(long, default_value = "0", value_delimiter = ',')]
     exit_codes: Vec<i32>,
-    /// The program, then its arguments; `{id}`, `{addr}`, `{peers}`, `{port}`, `{nodes}` are
-    /// replaced per node.
+    /// The program, then its arguments; `{id}`, `{ip}`, `{port}`, `{addr}`, `{peers}` (every
+    /// node's address), `{others}` (every other node's) and `{nodes}` are replaced per node.
     #[arg(required = true, last = true, num_args = 1..)]
     command: Vec<String>,
 }

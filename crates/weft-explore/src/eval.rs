@@ -122,19 +122,7 @@ fn cannot_run(o: &Outcome) -> bool {
 }
 
 /// One run, with panics outside the simulated world turned into an error.
-fn run_seed(
-    runner: &dyn Runner,
-    scenario: Option<&Scenario>,
-    seed: u64,
-) -> Result<Outcome, String> {
-    let default;
-    let scenario = match scenario {
-        Some(s) => s,
-        None => {
-            default = runner.default_scenario();
-            &default
-        }
-    };
+fn run_seed(runner: &dyn Runner, scenario: &Scenario, seed: u64) -> Result<Outcome, String> {
     catch_unwind(AssertUnwindSafe(|| {
         let mut d = Decisions::random(seed);
         runner.run(scenario, &mut d, &mut NullObserver).outcome
@@ -147,7 +135,7 @@ type CampaignResult = (CampaignEnd, u64, Option<Duration>);
 
 fn campaign(
     runner: &dyn Runner,
-    scenario: Option<&Scenario>,
+    scenario: &Scenario,
     seed: u64,
     budget: u64,
     clock: Option<fn() -> Duration>,
@@ -206,10 +194,12 @@ pub fn evaluate(target: &dyn Target, opts: &EvalOptions) -> Evaluation {
                 pass_seeds: Vec::new(),
             };
             if let Some(other) = &runners[b] {
+                let other_scenario =
+                    opts.scenario.clone().unwrap_or_else(|| other.default_scenario());
                 for end in &va.ends {
                     let CampaignEnd::Found { seed, outcome, .. } = end else { continue };
                     diff.replayed += 1;
-                    match run_seed(other.as_ref(), opts.scenario.as_ref(), *seed) {
+                    match run_seed(other.as_ref(), &other_scenario, *seed) {
                         Ok(o) if o.same_failure(outcome) => diff.also_fail += 1,
                         Ok(o) if !o.is_failure() => {
                             diff.pass_on_other += 1;
@@ -228,6 +218,7 @@ pub fn evaluate(target: &dyn Target, opts: &EvalOptions) -> Evaluation {
 }
 
 fn run_campaigns(runner: &dyn Runner, opts: &EvalOptions) -> Vec<CampaignResult> {
+    let scenario = opts.scenario.clone().unwrap_or_else(|| runner.default_scenario());
     let next = AtomicU64::new(0);
     let results = Mutex::new(BTreeMap::new());
     let worker = || loop {
@@ -236,7 +227,7 @@ fn run_campaigns(runner: &dyn Runner, opts: &EvalOptions) -> Vec<CampaignResult>
             return;
         }
         let seed = derive_seed(opts.seed, c);
-        let r = campaign(runner, opts.scenario.as_ref(), seed, opts.budget, opts.clock);
+        let r = campaign(runner, &scenario, seed, opts.budget, opts.clock);
         results.lock().expect("eval results poisoned").insert(c, r);
     };
     std::thread::scope(|s| {

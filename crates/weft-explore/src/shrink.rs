@@ -330,14 +330,15 @@ fn shrink_inner(
     // candidates that would fail much later (the cap is a pure function of the input).
     let cap = report.events.saturating_mul(4).saturating_add(1_000);
     let capped = Scenario { max_events: scenario.max_events.min(cap), ..scenario.clone() };
+    let best = trim(d.log().to_vec());
     let mut s = Shrinker {
         runner,
         scenario: &capped,
         reference: reference.map(|r| (r, scenario)),
         target: report.outcome.clone(),
-        best: trim(d.log().to_vec()),
+        labels: d.labels()[..best.len()].to_vec(),
+        best,
         bounds: d.bounds().to_vec(),
-        labels: d.labels()[..trim(d.log().to_vec()).len()].to_vec(),
         report,
         runs: 1,
         accepted: 0,

@@ -47,7 +47,7 @@ fn faults_hit_real_processes_within_budget_and_replay() {
         let replay =
             weft_host::run_once(&cfg, &s, &mut again, &mut weft_core::NullObserver).unwrap();
         assert_eq!(replay.report, out.report, "seed {seed} replays");
-        assert_eq!(common::render(&replay), common::render(&out));
+        assert_eq!(replay.render(), out.render());
     }
     assert_eq!(kinds_seen.len(), 3, "every fault kind shows in six seeds: {kinds_seen:?}");
 }

@@ -17,8 +17,8 @@ fn pingpong() -> HostConfig {
 #[test]
 fn pingpong_passes_with_virtual_times() {
     let out = run(&pingpong(), &Scenario::calm(), 1);
-    assert_eq!(out.report.outcome, Outcome::Pass, "{}", common::render(&out));
-    let text = common::render(&out);
+    assert_eq!(out.report.outcome, Outcome::Pass, "{}", out.render());
+    let text = out.render();
     assert_eq!(text.matches("'pong").count(), 6, "{text}");
     assert!(text.contains("n0 | done after"), "{text}");
     assert!(text.contains("n2 | node 2 up as pid 1002,"), "virtual pids: {text}");
@@ -32,10 +32,10 @@ fn same_seed_same_trace_and_bytes_other_seed_differs() {
     let a = run(&cfg, &Scenario::default(), 42);
     let b = run(&cfg, &Scenario::default(), 42);
     assert_eq!(a.report, b.report);
-    assert_eq!(common::render(&a), common::render(&b));
+    assert_eq!(a.render(), b.render());
     let c = run(&cfg, &Scenario::default(), 43);
     assert_ne!(a.report.trace_hash, c.report.trace_hash);
-    assert_ne!(common::render(&a), common::render(&c));
+    assert_ne!(a.render(), c.render());
 }
 
 #[test]
@@ -46,7 +46,7 @@ fn recorded_decisions_replay_the_run() {
         weft_host::run_program(&cfg, &Scenario::default(), 0, Some(first.decisions.clone()))
             .unwrap();
     assert_eq!(first.output.report, again.output.report);
-    assert_eq!(common::render(&first.output), common::render(&again.output));
+    assert_eq!(first.output.render(), again.output.render());
 }
 
 #[test]
@@ -100,7 +100,7 @@ fn raw_getrandom_is_trapped_as_unsupported() {
     assert!(matches!(o, Outcome::Unsupported { .. }), "{o:?} {:?}", out.lines);
     let d = outcome_detail(o);
     assert!(d.contains("getrandom") && d.contains("syscall(2)"), "{d}");
-    assert!(!common::render(&out).contains("raw getrandom returned"), "the escape ran");
+    assert!(!out.render().contains("raw getrandom returned"), "the escape ran");
 }
 
 #[test]

@@ -1,13 +1,13 @@
 //! Rust std programs run under the shim as C programs do (std reaches the kernel through libc).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use weft_core::{Decisions, NullObserver, Outcome, Scenario};
 
-#[test]
-fn a_rust_std_program_is_deterministic_under_the_shim() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rust/udp.rs");
-    let bin = Path::new(env!("CARGO_TARGET_TMPDIR")).join("rust-udp");
+/// Builds `tests/rust/NAME.rs` with rustc.
+fn rustc(name: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/rust/{name}.rs"));
+    let bin = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("rust-{name}"));
     let ok = Command::new("rustc")
         .args(["--edition", "2021", "-o"])
         .arg(&bin)
@@ -15,12 +15,18 @@ fn a_rust_std_program_is_deterministic_under_the_shim() {
         .status()
         .expect("rustc is needed for this test");
     assert!(ok.success());
+    bin
+}
+
+#[test]
+fn a_rust_std_program_is_deterministic_under_the_shim() {
+    let bin = rustc("udp");
     let cfg = weft_host::HostConfig::new(&bin, vec!["{addr}".into(), "{others}".into()], 2);
     let run = |seed| {
         let mut d = Decisions::random(seed);
         let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
         assert_eq!(out.report.outcome, Outcome::Pass, "{:?}", out.lines);
-        out.lines.iter().map(|l| format!("{l}\n")).collect::<String>()
+        out.render()
     };
     let a = run(11);
     assert_eq!(a, run(11));
@@ -32,15 +38,7 @@ fn a_rust_std_program_is_deterministic_under_the_shim() {
 
 #[test]
 fn rust_std_threads_mutexes_condvars_and_channels_are_simulated() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rust/threads.rs");
-    let bin = Path::new(env!("CARGO_TARGET_TMPDIR")).join("rust-threads");
-    let ok = Command::new("rustc")
-        .args(["--edition", "2021", "-o"])
-        .arg(&bin)
-        .arg(&src)
-        .status()
-        .expect("rustc is needed for this test");
-    assert!(ok.success());
+    let bin = rustc("threads");
     let cfg = weft_host::HostConfig::new(&bin, vec![], 1);
     let run = |seed| {
         let mut d = Decisions::random(seed);

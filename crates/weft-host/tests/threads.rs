@@ -14,8 +14,8 @@ fn run(seed: u64) -> weft_host::RunOutput {
 #[test]
 fn threads_run_one_at_a_time_and_the_seed_fixes_the_interleaving() {
     let a = run(1);
-    assert_eq!(a.report.outcome, Outcome::Pass, "{}", common::render(&a));
-    let text = common::render(&a);
+    assert_eq!(a.report.outcome, Outcome::Pass, "{}", a.render());
+    let text = a.render();
     assert!(text.contains("final 6"), "{text}");
     // Every counter value appears exactly once: the mutex is respected.
     for v in 1..=6 {
@@ -29,7 +29,7 @@ fn threads_run_one_at_a_time_and_the_seed_fixes_the_interleaving() {
         (text.find("writer releases").unwrap(), text.find("reader in").unwrap());
     assert!(release < reader, "the reader waits for the writer: {text}");
     assert!(text.contains("timedlock ETIMEDOUT"), "{text}");
-    assert_eq!(common::render(&run(1)), text, "same seed, same interleaving");
+    assert_eq!(run(1).render(), text, "same seed, same interleaving");
     let orders: std::collections::BTreeSet<String> = (0..8)
         .map(|seed| run(seed).lines.iter().map(|l| l.text.chars().nth(7).unwrap_or('?')).collect())
         .collect();

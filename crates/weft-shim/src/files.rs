@@ -25,7 +25,8 @@ fn put_path(s: &mut Slot, at: usize, path: *const c_char) -> usize {
     at + n + 1
 }
 
-/// Reports one file operation (already done natively) to the host.
+/// Reports one file operation (already done natively) to the host. The caller's errno is
+/// left as the native call set it.
 fn record_file(
     kind: i64,
     fd: c_int,
@@ -35,18 +36,21 @@ fn record_file(
     path: *const c_char,
     path2: *const c_char,
 ) {
+    // SAFETY: __errno_location is this thread's errno.
+    let errno = unsafe { *libc::__errno_location() };
     let s = slot();
     s.args[0] = kind;
     s.args[1] = fd as i64;
     s.args[2] = offset;
     s.args[3] = len;
-    // SAFETY: __errno_location is this thread's errno.
-    s.args[4] = if result < 0 { -(unsafe { *libc::__errno_location() } as i64) } else { result };
+    s.args[4] = if result < 0 { -(errno as i64) } else { result };
     let end = put_path(s, 0, path);
     let end = put_path(s, end, path2);
     s.len = end as u32;
     // SAFETY: callers check `active()` and hold the guard.
     unsafe { handoff(OP_FILE) };
+    // SAFETY: as above; restored so recording cannot change what the caller sees.
+    unsafe { *libc::__errno_location() = errno };
 }
 
 /// After a native open: remember and report regular files.
@@ -58,12 +62,7 @@ fn after_open(path: *const c_char, flags: c_int, fd: c_int) -> c_int {
             set_fd_flags(fd, if record { FD_FILE } else { 0 });
         }
         if active() && record {
-            // SAFETY: errno is this thread's; saved so recording cannot change what the caller
-            // sees.
-            let saved = unsafe { *libc::__errno_location() };
             record_file(FILE_OPEN, fd, flags as i64, 0, fd as i64, path, ptr::null());
-            // SAFETY: as above.
-            unsafe { *libc::__errno_location() = saved };
         }
     }
     fd
@@ -76,11 +75,7 @@ fn record_io(kind: i64, fd: c_int, offset: i64, len: usize, result: i64) {
     }
     if let Some(_g) = Guard::enter() {
         if active() {
-            // SAFETY: errno is this thread's; restored after recording.
-            let saved = unsafe { *libc::__errno_location() };
             record_file(kind, fd, offset, len as i64, result, ptr::null(), ptr::null());
-            // SAFETY: as above.
-            unsafe { *libc::__errno_location() = saved };
         }
     }
 }
@@ -89,11 +84,7 @@ fn record_io(kind: i64, fd: c_int, offset: i64, len: usize, result: i64) {
 fn record_path(kind: i64, result: c_int, path: *const c_char, path2: *const c_char) {
     if let Some(_g) = Guard::enter() {
         if active() && recordable(path) {
-            // SAFETY: errno is this thread's; restored after recording.
-            let saved = unsafe { *libc::__errno_location() };
             record_file(kind, -1, 0, 0, result as i64, path, path2);
-            // SAFETY: as above.
-            unsafe { *libc::__errno_location() = saved };
         }
     }
 }

@@ -190,11 +190,7 @@ pub unsafe extern "C" fn pthread_cond_timedwait(
             if abstime.is_null() {
                 return libc::EINVAL;
             }
-            // The condition's clock is not visible from here; the two simulated clocks are
-            // ~56 years apart, so the value itself says which one it was read from.
-            let abs = ts_ns(&*abstime);
-            let base = if abs >= REALTIME_BASE_NS { REALTIME_BASE_NS } else { MONOTONIC_BASE_NS };
-            return cond_wait_common(c, m, abs.saturating_sub(base));
+            return cond_wait_common(c, m, deadline_from_abs(abstime));
         }
     }
     real!(pthread_cond_timedwait: fn(
@@ -202,9 +198,10 @@ pub unsafe extern "C" fn pthread_cond_timedwait(
     ) -> c_int)(c, m, abstime)
 }
 
-unsafe fn cond_signal_common(c: *mut libc::pthread_cond_t, all: bool) {
+/// Wakes one or all simulated waiters on the condition (or semaphore, rwlock) at `addr`.
+unsafe fn cond_signal_common(addr: *const c_void, all: bool) {
     let s = slot();
-    s.args[0] = c as i64;
+    s.args[0] = addr as i64;
     s.args[1] = all as i64;
     handoff(OP_COND_SIGNAL);
 }
@@ -213,7 +210,7 @@ unsafe fn cond_signal_common(c: *mut libc::pthread_cond_t, all: bool) {
 pub unsafe extern "C" fn pthread_cond_signal(c: *mut libc::pthread_cond_t) -> c_int {
     if let Some(_g) = Guard::enter() {
         if active() {
-            cond_signal_common(c, false);
+            cond_signal_common(c as *const c_void, false);
             return 0;
         }
     }
@@ -224,7 +221,7 @@ pub unsafe extern "C" fn pthread_cond_signal(c: *mut libc::pthread_cond_t) -> c_
 pub unsafe extern "C" fn pthread_cond_broadcast(c: *mut libc::pthread_cond_t) -> c_int {
     if let Some(_g) = Guard::enter() {
         if active() {
-            cond_signal_common(c, true);
+            cond_signal_common(c as *const c_void, true);
             return 0;
         }
     }
@@ -319,14 +316,9 @@ unsafe fn wait_on(addr: *const c_void, deadline: u64) -> i64 {
     handoff(OP_COND_WAIT)
 }
 
-unsafe fn signal_all(addr: *const c_void) {
-    let s = slot();
-    s.args[0] = addr as i64;
-    s.args[1] = 1;
-    handoff(OP_COND_SIGNAL);
-}
-
-/// Absolute CLOCK_REALTIME `abstime` as a virtual deadline (see pthread_cond_timedwait).
+/// An absolute `abstime` as a virtual deadline. The waiter's clock is not visible from here;
+/// the two simulated clocks are ~56 years apart, so the value itself says which one it was read
+/// from.
 unsafe fn deadline_from_abs(abstime: *const libc::timespec) -> u64 {
     let abs = ts_ns(&*abstime);
     let base = if abs >= REALTIME_BASE_NS { REALTIME_BASE_NS } else { MONOTONIC_BASE_NS };
@@ -401,7 +393,7 @@ pub unsafe extern "C" fn sem_post(sem: *mut libc::sem_t) -> c_int {
     let r = real!(sem_post: fn(*mut libc::sem_t) -> c_int)(sem);
     if let Some(_g) = Guard::enter() {
         if active() && r == 0 {
-            signal_all(sem as *const c_void);
+            cond_signal_common(sem as *const c_void, true);
         }
     }
     r
@@ -434,7 +426,7 @@ pub unsafe extern "C" fn pthread_rwlock_unlock(l: *mut libc::pthread_rwlock_t) -
     let r = real!(pthread_rwlock_unlock: fn(*mut libc::pthread_rwlock_t) -> c_int)(l);
     if let Some(_g) = Guard::enter() {
         if active() && r == 0 {
-            signal_all(l as *const c_void);
+            cond_signal_common(l as *const c_void, true);
         }
     }
     r

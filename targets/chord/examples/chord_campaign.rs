@@ -14,7 +14,7 @@
 
 use weft_core::{Decisions, NullObserver, Outcome, Target};
 use weft_target_chord::exhaustive;
-use weft_target_chord::props::{self, Property};
+use weft_target_chord::props;
 use weft_target_chord::{spec, Chord, Config};
 
 #[allow(clippy::disallowed_methods)] // a measurement harness: it reports wall-clock time
@@ -120,7 +120,6 @@ fn random(s: &weft_core::RunSpec, seeds: u64) {
     for (key, seed, t, ev, detail) in &firsts {
         println!("first {key}: seed {seed} after {t:.3}s ({ev} events): {detail}");
     }
-    let _ = Property::EventuallyIdeal;
 }
 
 /// Replays one seed (or, with `decisions=a,b,c` in the environment-free argument list, a

@@ -257,14 +257,20 @@ impl Trace<'_> {
     }
 }
 
-/// The outcome for a counted violation `mask` found after step `at` (1-based) in `ring`.
-fn violation_outcome(ring: &Ring, rules: &Rules, mask: Violations, at: u64, step: Step) -> Outcome {
-    let p = props::ALL.iter().copied().find(|p| mask & p.bit() != 0).expect("non-empty mask");
-    let class = if heals(ring, rules) {
+/// The leading class of a violation's detail (compared by `Outcome::same_failure`, so both
+/// modes must word it the same way): whether fair stabilization from the state heals it.
+pub(crate) fn class(healed: bool) -> &'static str {
+    if healed {
         "transient: fair stabilization from this state reaches Ideal"
     } else {
         "permanent: fair stabilization from this state never reaches Ideal"
-    };
+    }
+}
+
+/// The outcome for a counted violation `mask` found after step `at` (1-based) in `ring`.
+fn violation_outcome(ring: &Ring, rules: &Rules, mask: Violations, at: u64, step: Step) -> Outcome {
+    let p = props::ALL.iter().copied().find(|p| mask & p.bit() != 0).expect("non-empty mask");
+    let class = class(heals(ring, rules));
     Outcome::SafetyViolation {
         property: p.name().into(),
         detail: format!(

@@ -39,8 +39,3 @@ pub fn config(name: &str, args: &[&str], nodes: u32) -> HostConfig {
     cfg.time_limit = weft_core::SimDuration::from_secs(30);
     cfg
 }
-
-/// The rendered output of a run: one `time node | text` line each.
-pub fn render(out: &weft_host::RunOutput) -> String {
-    out.render()
-}
