@@ -116,8 +116,11 @@ impl World<'_> {
         });
     }
 
-    /// Resets every connection with an end on `node` (its process is gone, or about to be):
-    /// its ends there vanish and the other ends get a RST after the link's latency.
+    /// Resets every live connection with an end on `node` (its process is gone, or about to
+    /// be): its ends there vanish and the other ends get a RST after the link's latency. A
+    /// connection already reset, or with an end its process closed, has nobody left to tell
+    /// (`conns` keeps closed connections, so without this a crash would reset the node's whole
+    /// history). One accepted by nobody yet (`ends` empty but not shut) still gets its RST.
     pub(super) fn reset_node_streams(&mut self, node: u32) {
         let ids: Vec<u64> = self.conns.keys().copied().collect();
         for id in ids {
@@ -125,10 +128,11 @@ impl World<'_> {
                 if self.conn_node(id, end) != node {
                     continue;
                 }
-                if let Some(c) = self.conns.get_mut(&id) {
-                    c.ends[end] = None;
-                }
-                if self.conn_node(id, 1 - end) != node {
+                let Some(c) = self.conns.get_mut(&id) else { continue };
+                let closed = |e: usize| c.ends[e].is_none() && c.shut[e];
+                let live = !c.reset && !closed(end) && !closed(1 - end);
+                c.ends[end] = None;
+                if live && self.conn_node(id, 1 - end) != node {
                     self.send_seg(id, 1 - end, Seg::Rst);
                 }
             }
