@@ -179,7 +179,8 @@ async fn run(id: usize, addr: String, others: Vec<String>, fixed: bool) {
         peers.push(tx);
         tokio::spawn(sender(other.clone(), rx));
     }
-    let majority = (others.len() + 1) / 2 + 1;
+    let cluster = others.len() + 1;
+    let majority = cluster / 2 + 1;
     let node = Arc::new(Node { id, fixed, majority, state: Mutex::default(), peers });
     tokio::spawn(ticker(node.clone()));
     let accept = async {
