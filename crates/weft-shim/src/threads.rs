@@ -1,7 +1,11 @@
-// Threads (included into lib.rs): every simulated thread has its own slot, and only the one
-// holding the baton runs. Anything that would block a thread in the kernel on another
-// simulated thread (a contended mutex, a condition variable, a join) must instead block in the
-// host, or the baton holder would sleep while the thread it waits for never gets to run.
+//! Threads: every simulated thread has its own slot, and only the one
+//! holding the baton runs. Anything that would block a thread in the kernel on another
+//! simulated thread (a contended mutex, a condition variable, a join) must instead block in the
+//! host, or the baton holder would sleep while the thread it waits for never gets to run.
+
+use crate::prelude::*;
+use crate::slot::{await_baton, notify_host, slot_at, slot_ptr, DETACHED, MY_SLOT};
+use crate::time::{now_ns, ts_ns};
 
 /// Start routine and argument of the thread being created in each slot.
 static START_FN: [AtomicU64; MAX_SLOTS] = [const { AtomicU64::new(0) }; MAX_SLOTS];
@@ -10,11 +14,6 @@ static START_ARG: [AtomicU64; MAX_SLOTS] = [const { AtomicU64::new(0) }; MAX_SLO
 static THREAD_IDS: [AtomicU64; MAX_SLOTS] = [const { AtomicU64::new(0) }; MAX_SLOTS];
 
 type StartFn = extern "C" fn(*mut c_void) -> *mut c_void;
-
-fn slot_at(k: usize) -> *mut Slot {
-    // SAFETY: k < MAX_SLOTS (checked by callers) and the region is mapped while active.
-    unsafe { BASE.load(Ordering::Acquire).add(slot_offset(k)) as *mut Slot }
-}
 
 /// Says goodbye for this thread (the host ends it) and passes its remaining calls through.
 fn thread_goodbye() {

@@ -148,7 +148,7 @@ impl World<'_> {
         port: u16,
         nonblock: bool,
     ) -> Option<i64> {
-        match self.socks.get(&(node, fd)).and_then(|s| s.stream.clone()) {
+        match self.fds.sock(node, fd).and_then(|s| s.stream.clone()) {
             Some(Stream::Fresh) => {}
             Some(Stream::Connecting(_)) => return Some(-(libc::EALREADY as i64)),
             Some(Stream::Connected(_)) => return Some(-(libc::EISCONN as i64)),
@@ -158,7 +158,7 @@ impl World<'_> {
             return Some(-(libc::ENETUNREACH as i64));
         };
         self.autobind(node, fd);
-        let port_here = self.socks[&(node, fd)].port;
+        let port_here = self.fds.open_sock(node, fd).port;
         self.seq += 1;
         let conn = self.seq;
         self.conns.insert(
@@ -173,7 +173,7 @@ impl World<'_> {
                 last: [SimTime::ZERO; 2],
             },
         );
-        if let Some(s) = self.socks.get_mut(&(node, fd)) {
+        if let Some(s) = self.fds.sock_mut(node, fd) {
             s.stream = Some(Stream::Connecting(conn));
         }
         self.event(node, EventKind::Send, Some(to), Some(conn), 0, || {
@@ -189,7 +189,7 @@ impl World<'_> {
 
     /// The answer to a blocked connect, once there is one.
     pub(super) fn connect_result(&mut self, node: u32, fd: i32) -> Option<i64> {
-        let sock = self.socks.get_mut(&(node, fd))?;
+        let sock = self.fds.sock_mut(node, fd)?;
         match sock.stream {
             Some(Stream::Connected(_)) => Some(0),
             Some(Stream::Failed(e)) => {
@@ -204,7 +204,7 @@ impl World<'_> {
 
     pub(super) fn stream_listen(&mut self, node: u32, fd: i32) -> i64 {
         self.autobind(node, fd);
-        match self.socks.get_mut(&(node, fd)) {
+        match self.fds.sock_mut(node, fd) {
             Some(s) if s.stream == Some(Stream::Fresh) => {
                 s.stream = Some(Stream::Listening { backlog: VecDeque::new() });
                 0
@@ -224,18 +224,23 @@ impl World<'_> {
         newfd: i32,
         slot: &mut Slot,
     ) -> Option<i64> {
-        let conn = match self.socks.get_mut(&(node, fd)).and_then(|s| s.stream.as_mut()) {
+        let conn = match self.fds.sock_mut(node, fd).and_then(|s| s.stream.as_mut()) {
             Some(Stream::Listening { backlog }) => backlog.pop_front()?,
             Some(_) => return Some(-(libc::EINVAL as i64)),
             None => return Some(-(libc::EBADF as i64)),
         };
-        let port = self.socks[&(node, fd)].port;
+        let port = self.fds.open_sock(node, fd).port;
         let c = self.conns.get_mut(&conn).expect("pending connection");
         c.ends[1] = Some((node, newfd));
         let peer = c.addrs[0];
-        self.socks.insert(
-            (node, newfd),
-            super::Sock { port, stream: Some(Stream::Connected(conn)), ..Default::default() },
+        self.fds.open_socket(
+            node,
+            newfd,
+            super::sockets::Sock {
+                port,
+                stream: Some(Stream::Connected(conn)),
+                ..Default::default()
+            },
         );
         slot.addr_ip = peer.0;
         slot.addr_port = peer.1;
@@ -247,7 +252,7 @@ impl World<'_> {
     }
 
     fn my_conn(&self, node: u32, fd: i32) -> Option<(u64, usize)> {
-        match self.socks.get(&(node, fd))?.stream {
+        match self.fds.sock(node, fd)?.stream {
             Some(Stream::Connected(c)) => {
                 let end = usize::from(self.conns[&c].ends[1] == Some((node, fd)));
                 Some((c, end))
@@ -287,7 +292,7 @@ impl World<'_> {
         slot: &mut Slot,
     ) -> Option<i64> {
         let Some((conn, end)) = self.my_conn(node, fd) else {
-            return match self.socks.get(&(node, fd)).map(|s| &s.stream) {
+            return match self.fds.sock(node, fd).map(|s| &s.stream) {
                 Some(Some(Stream::Connecting(_))) => None,
                 _ => Some(-(libc::ENOTCONN as i64)),
             };
@@ -332,7 +337,7 @@ impl World<'_> {
     /// close() of a stream socket: FIN to a connected peer, RST to connections still waiting
     /// in a listener's backlog.
     pub(super) fn stream_close(&mut self, node: u32, fd: i32) {
-        let Some(stream) = self.socks.get(&(node, fd)).and_then(|s| s.stream.clone()) else {
+        let Some(stream) = self.fds.sock(node, fd).and_then(|s| s.stream.clone()) else {
             return;
         };
         match stream {
@@ -362,7 +367,7 @@ impl World<'_> {
 
     /// poll() readiness of a stream socket.
     pub(super) fn stream_revents(&self, node: u32, fd: i32, events: i16) -> i16 {
-        let Some(sock) = self.socks.get(&(node, fd)) else { return libc::POLLNVAL };
+        let Some(sock) = self.fds.sock(node, fd) else { return libc::POLLNVAL };
         let mut re = 0;
         match &sock.stream {
             Some(Stream::Listening { backlog }) => {
@@ -407,9 +412,10 @@ impl World<'_> {
                     let port = c.addrs[1].1;
                     let alive = self.procs.iter().any(|p| p.node == to_node && p.alive);
                     let listener = if alive { self.port_owner(to_node, port) } else { None };
-                    let queued = listener.and_then(|fd| match self.socks.get_mut(&(to_node, fd)) {
-                        Some(super::Sock {
-                            stream: Some(Stream::Listening { backlog }), ..
+                    let queued = listener.and_then(|fd| match self.fds.sock_mut(to_node, fd) {
+                        Some(super::sockets::Sock {
+                            stream: Some(Stream::Listening { backlog }),
+                            ..
                         }) => {
                             backlog.push_back(conn);
                             Some(())
@@ -433,7 +439,7 @@ impl World<'_> {
                 Seg::SynAck | Seg::Refused => {
                     let refused = matches!(seg, Seg::Refused);
                     if let Some((node, fd)) = c.ends[0] {
-                        if let Some(s) = self.socks.get_mut(&(node, fd)) {
+                        if let Some(s) = self.fds.sock_mut(node, fd) {
                             if s.stream == Some(Stream::Connecting(conn)) {
                                 s.stream = Some(if refused {
                                     s.err = libc::ECONNREFUSED;
@@ -488,7 +494,7 @@ impl World<'_> {
                 }
                 Seg::Rst => {
                     if let Some((node, fd)) = c.ends[to] {
-                        if let Some(s) = self.socks.get_mut(&(node, fd)) {
+                        if let Some(s) = self.fds.sock_mut(node, fd) {
                             if s.stream == Some(Stream::Connecting(conn)) {
                                 s.err = libc::ECONNRESET;
                                 s.stream = Some(Stream::Failed(libc::ECONNRESET));

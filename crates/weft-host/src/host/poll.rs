@@ -1,0 +1,45 @@
+//! `poll`/`select`/`epoll` waits: which simulated descriptors are ready.
+
+use super::*;
+
+impl World<'_> {
+    pub(super) fn op_poll(&mut self, c: Caller, slot: &mut Slot) -> Reply {
+        let count = (slot.args[0] as usize).min(POLL_MAX);
+        let deadline = (slot.args[1] as u64 != u64::MAX).then_some(SimTime(slot.args[1] as u64));
+        let n = self.poll_ready(c.node, slot, count);
+        if n > 0 || deadline.is_some_and(|d| d <= self.now) {
+            Reply::Ret(n as i64)
+        } else {
+            let retry = (slot.args[2] != 0).then_some(self.procs[c.p].steps);
+            Reply::Block(Wait::Poll { count, deadline, retry })
+        }
+    }
+
+    pub(super) fn poll_ready(&self, node: u32, slot: &mut Slot, count: usize) -> usize {
+        let mut n = 0;
+        for e in slot.polls[..count].iter_mut() {
+            e.revents = 0;
+            if e.fd < 0 {
+                continue;
+            }
+            match self.fds.sock(node, e.fd) {
+                None => e.revents = libc::POLLNVAL,
+                Some(s) if s.stream.is_some() => {
+                    e.revents = self.stream_revents(node, e.fd, e.events)
+                }
+                Some(s) => {
+                    if e.events & libc::POLLIN != 0 && !s.queue.is_empty() {
+                        e.revents |= libc::POLLIN;
+                    }
+                    if e.events & libc::POLLOUT != 0 {
+                        e.revents |= libc::POLLOUT;
+                    }
+                }
+            }
+            if e.revents != 0 {
+                n += 1;
+            }
+        }
+        n
+    }
+}

@@ -1,0 +1,275 @@
+//! Processes: starting a node, reading its output, its exit or death and what that means for
+//! the run, killing them all at the end, and the report of a call the shim cannot simulate.
+
+use super::*;
+
+impl World<'_> {
+    /// Spawns node `node` and waits for its hello (the process then waits for the baton).
+    pub(super) fn start(&mut self, node: u32) -> io::Result<()> {
+        let slot = node as usize;
+        self.region.reset_slot(slot);
+        let args: Vec<String> = self.cfg.args_for(node);
+        let spawned = spawn::spawn(&SpawnSpec {
+            program: &self.cfg.program,
+            args: &args,
+            shim: self.shim,
+            region_fd: self.region.fd(),
+            slot,
+            cpu: self.cpu,
+            netns: self.netns,
+            ip: node_ip(node),
+        })?;
+        self.procs.push(Proc {
+            node,
+            pid: spawned.pid,
+            out: spawned.out,
+            partial: Vec::new(),
+            alive: true,
+            steps: 0,
+        });
+        let p = self.procs.len() - 1;
+        self.threads.push(Thread { proc: p, slot, wait: Wait::Hello });
+        let t = self.threads.len() - 1;
+        self.event(node, EventKind::Start, None, None, 0, || {
+            format!("start {} as {}", self.cfg.program.display(), format_ip(node_ip(node)))
+        });
+        match self.wait_for_request(t) {
+            Resumed::Request(OP_HELLO) => {
+                let seed = derive_seed(self.decisions.choose(u64::MAX), node as u64);
+                let s = self.slot(t);
+                // SAFETY: the process waits for TURN_THREAD; the host owns the slot fields.
+                unsafe {
+                    (*s).args[0] = seed as i64;
+                    (*s).args[1] = virtual_pid(node) as i64;
+                    (*s).ret = 0;
+                }
+                self.threads[t].wait = Wait::Ready;
+            }
+            Resumed::Request(op) => self.handle(t, op),
+            Resumed::Died(status) => {
+                self.died(p, status);
+                self.fail(Outcome::Unsupported {
+                    detail: format!(
+                        "node {node} ended before the shim made contact (is it setuid, or \
+                         does it not load libc dynamically?)"
+                    ),
+                });
+            }
+            Resumed::Stalled => self.fail(Outcome::Unsupported {
+                detail: format!(
+                    "node {node} never contacted the host within {WALL_STALL_SECS}s: the shim \
+                     did not load"
+                ),
+            }),
+        }
+        Ok(())
+    }
+
+    pub(super) fn try_reap(&mut self, p: usize) -> Option<i32> {
+        let mut status = 0;
+        // SAFETY: non-blocking wait for our own child.
+        let r = unsafe { libc::waitpid(self.procs[p].pid, &mut status, libc::WNOHANG) };
+        (r == self.procs[p].pid).then_some(status)
+    }
+
+    /// Reads everything `p` has written so far and turns complete lines into output events.
+    /// Called at every hand-off, so it reads straight into `partial`'s spare capacity (no
+    /// buffer to clear) and usually costs one `read` that finds the pipe empty.
+    pub(super) fn drain(&mut self, p: usize) {
+        let proc = &mut self.procs[p];
+        loop {
+            proc.partial.reserve(8192);
+            let spare = proc.partial.spare_capacity_mut();
+            // SAFETY: reading at most `spare.len()` bytes into the vector's spare capacity from
+            // our non-blocking pipe end.
+            let n =
+                unsafe { libc::read(proc.out.as_raw_fd(), spare.as_mut_ptr().cast(), spare.len()) };
+            if n <= 0 {
+                break;
+            }
+            let len = proc.partial.len() + n as usize;
+            // SAFETY: `read` initialised the first `n` bytes of the spare capacity.
+            unsafe { proc.partial.set_len(len) };
+        }
+        while let Some(i) = self.procs[p].partial.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.procs[p].partial.drain(..=i).collect();
+            self.emit_line(p, &line[..line.len() - 1]);
+        }
+    }
+
+    pub(super) fn emit_line(&mut self, p: usize, bytes: &[u8]) {
+        let node = self.procs[p].node;
+        let text = String::from_utf8_lossy(bytes).into_owned();
+        let mut h = StableHasher::new();
+        h.write(bytes);
+        let t = text.clone();
+        self.event(node, EventKind::Observe, None, None, h.finish(), || t);
+        if let Some(pattern) = &self.cfg.forbid {
+            if text.contains(pattern.as_str()) {
+                let detail = format!("node {node} printed `{text}` at {}", self.now);
+                let d = detail.clone();
+                self.event(node, EventKind::Violation, None, None, 0, || {
+                    format!("no_forbidden_output: {d}")
+                });
+                self.fail(Outcome::SafetyViolation {
+                    property: "no_forbidden_output".into(),
+                    detail,
+                });
+            }
+        }
+        self.lines.push(OutputLine { time: self.now, node, text });
+    }
+
+    /// A process ended (`status` from waitpid).
+    pub(super) fn died(&mut self, p: usize, status: i32) {
+        self.drain(p);
+        if !self.procs[p].partial.is_empty() {
+            let rest = std::mem::take(&mut self.procs[p].partial);
+            self.emit_line(p, &rest);
+        }
+        let node = self.procs[p].node;
+        self.mark_gone(p);
+        let fds: Vec<i32> = self.fds.on_node(node).map(|(fd, _)| fd).collect();
+        for fd in fds {
+            // As the kernel does at exit: connected streams end with a FIN.
+            self.stream_close(node, fd);
+            self.fds.close(node, fd);
+        }
+        if libc::WIFEXITED(status) {
+            let code = libc::WEXITSTATUS(status);
+            self.event(node, EventKind::Note, None, None, code as u64, || format!("exit {code}"));
+            if !self.cfg.exit_codes.contains(&code) {
+                self.fail(Outcome::TargetCrashed {
+                    detail: format!("node {node} exited with status {code} at {}", self.now),
+                });
+            }
+        } else if libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGSYS {
+            // The seccomp trap fired while the program had SIGSYS blocked or ignored, so the
+            // kernel killed it instead of letting the shim report the call.
+            self.event(node, EventKind::Crash, None, None, libc::SIGSYS as u64, || {
+                "killed by SIGSYS".into()
+            });
+            self.fail(Outcome::Unsupported {
+                detail: format!(
+                    "node {node} made a raw system call the shim traps while SIGSYS was blocked \
+                     or ignored (killed by SIGSYS at {})",
+                    self.now
+                ),
+            });
+        } else if libc::WIFSIGNALED(status) {
+            let sig = libc::WTERMSIG(status);
+            self.event(node, EventKind::Crash, None, None, sig as u64, || {
+                format!("killed by {}", signal_name(sig))
+            });
+            self.fail(Outcome::TargetCrashed {
+                detail: format!("node {node} was killed by {} at {}", signal_name(sig), self.now),
+            });
+        }
+    }
+
+    /// The process announced its exit: wait (in real time, nothing else runs) until it is gone.
+    pub(super) fn await_exit(&mut self, p: usize) {
+        #[allow(clippy::disallowed_methods)] // real-time bound on a process's exit path
+        let started = std::time::Instant::now();
+        loop {
+            self.drain(p);
+            if let Some(status) = self.try_reap(p) {
+                self.died(p, status);
+                return;
+            }
+            if started.elapsed().as_secs() >= WALL_STALL_SECS {
+                // SAFETY: killing our own child.
+                unsafe { libc::kill(self.procs[p].pid, libc::SIGKILL) };
+            }
+            std::thread::sleep(std::time::Duration::from_micros(20));
+        }
+    }
+
+    /// Process `p` no longer exists, nor do its threads.
+    pub(super) fn mark_gone(&mut self, p: usize) {
+        self.procs[p].alive = false;
+        for t in self.threads.iter_mut().filter(|t| t.proc == p) {
+            t.wait = Wait::Gone;
+        }
+    }
+
+    pub(super) fn kill_all(&mut self) {
+        for p in 0..self.procs.len() {
+            if self.procs[p].alive {
+                let mut status = 0;
+                // SAFETY: killing and reaping our own child.
+                unsafe {
+                    libc::kill(self.procs[p].pid, libc::SIGKILL);
+                    libc::waitpid(self.procs[p].pid, &mut status, 0);
+                }
+                self.mark_gone(p);
+            }
+        }
+    }
+
+    pub(super) fn op_exit(&mut self, c: Caller, _slot: &mut Slot) -> Reply {
+        self.await_exit(c.p);
+        Reply::Settled
+    }
+
+    /// The shim met a call it cannot simulate: the run ends `Unsupported`, naming it.
+    pub(super) fn op_unsupported(&mut self, c: Caller, slot: &mut Slot) -> Reply {
+        let node = c.node;
+        let len = (slot.len as usize).min(DATA_MAX);
+        let what = String::from_utf8_lossy(&slot.data[..len]).into_owned();
+        let detail = format!("node {node}: {what}");
+        self.event(node, EventKind::Note, None, None, slot.args[0] as u64, || {
+            format!("unsupported: {what}")
+        });
+        self.fail(Outcome::Unsupported { detail });
+        // SAFETY: killing our own child, which does not wait for an answer.
+        unsafe { libc::kill(self.procs[c.p].pid, libc::SIGKILL) };
+        let mut status = 0;
+        // SAFETY: reaping our own child.
+        unsafe { libc::waitpid(self.procs[c.p].pid, &mut status, 0) };
+        self.mark_gone(c.p);
+        Reply::Settled
+    }
+
+    pub(super) fn op_unknown(&mut self, c: Caller, op: u32) -> Reply {
+        self.fail(Outcome::Unsupported {
+            detail: format!("node {}: unknown request {op} (shim/host mismatch)", c.node),
+        });
+        Reply::Settled
+    }
+}
+
+pub(super) fn signal_name(sig: i32) -> String {
+    // SAFETY: strsignal returns a static or thread-local NUL-terminated string.
+    let p = unsafe { libc::strsignal(sig) };
+    if p.is_null() {
+        return format!("signal {sig}");
+    }
+    // SAFETY: non-null NUL-terminated string from libc.
+    let s = unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy().into_owned();
+    format!("signal {sig} ({s})")
+}
+
+/// What the threads of a stalled process are doing in the kernel (from /proc), for the report.
+pub(super) fn blocked_in(pid: libc::pid_t) -> String {
+    let mut calls = Vec::new();
+    if let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+        for task in dir.flatten() {
+            let text = std::fs::read_to_string(task.path().join("syscall")).unwrap_or_default();
+            let call = match text.split_whitespace().next() {
+                Some("running") => "running user code (a busy loop?)".to_string(),
+                Some("202") => "blocked in futex (a lock the shim does not see?)".to_string(),
+                Some(n) => format!("blocked in system call {n}"),
+                None => continue,
+            };
+            if !calls.contains(&call) {
+                calls.push(call);
+            }
+        }
+    }
+    if calls.is_empty() {
+        "state unknown".into()
+    } else {
+        calls.join("; ")
+    }
+}
