@@ -50,6 +50,7 @@ macro_rules! real {
 mod proto;
 mod sys;
 
+mod dl;
 mod epoll;
 mod fdtable;
 mod files;
