@@ -50,6 +50,7 @@ macro_rules! real {
 mod proto;
 mod sys;
 
+mod creds;
 mod dl;
 mod epoll;
 mod fdtable;
