@@ -13,7 +13,7 @@ fn setgroups_denied() -> bool {
     let mut buf = [0u8; 8];
     // SAFETY: NUL-terminated path; a plain read into a local buffer.
     unsafe {
-        let fd = sys::raw(libc::SYS_open, [b"/proc/self/setgroups\0".as_ptr() as i64, 0, 0, 0, 0, 0]);
+        let fd = sys::raw(libc::SYS_open, [c"/proc/self/setgroups".as_ptr() as i64, 0, 0, 0, 0, 0]);
         if fd < 0 {
             return false;
         }

@@ -44,9 +44,9 @@ pub const REALTIME_BASE_NS: u64 = 1_767_225_600 * 1_000_000_000; // 2026-01-01T0
 pub const MONOTONIC_BASE_NS: u64 = 1_000 * 1_000_000_000;
 
 /// After this many calls served without a hand-off (clock reads, random bytes) the shim
-/// hands off anyway with `OP_SPIN`, so a busy loop on the clock becomes a visible hang
-/// instead of a silent one.
-pub const LOCAL_CALLS_MAX: u32 = 1 << 16;
+/// hands off anyway with `OP_SPIN`, so that the host charges their modelled cost and a loop
+/// waiting for the clock to move sees it move.
+pub const LOCAL_CALLS_MAX: u32 = 1 << 12;
 
 pub const TURN_IDLE: u32 = 0;
 pub const TURN_HOST: u32 = 1;
@@ -96,7 +96,7 @@ pub const OP_EXIT: u32 = 11;
 /// An escape: `args[0]` = syscall number (or -1), `args[1]` = address; `data` = a name.
 /// No answer is awaited; the host ends the run as Unsupported.
 pub const OP_UNSUPPORTED: u32 = 12;
-/// Many local calls without a hand-off (busy loop on the clock).
+/// Many local calls without a hand-off (a busy loop on the clock): only charges their cost.
 pub const OP_SPIN: u32 = 13;
 /// A yield point with no effect (thread switches).
 pub const OP_YIELD: u32 = 14;
@@ -187,7 +187,9 @@ pub struct Slot {
     pub addr_port: u16,
     pub _pad: u16,
     pub len: u32,
-    pub _pad2: u32,
+    /// Calls the process served locally (clock reads, random bytes) since its last hand-off,
+    /// written by the thread with every request: the host charges them as modelled CPU time.
+    pub local_calls: u32,
     pub polls: [PollEntry; POLL_MAX],
     pub data: [u8; DATA_MAX],
 }

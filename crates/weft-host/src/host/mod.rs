@@ -10,6 +10,7 @@
 //! [`time`], [`sockets`] and [`stream`], [`poll`], [`threads`], [`process`], [`files`];
 //! injected faults live in [`faults`], and [`fds`] owns what each (process, fd) refers to.
 
+mod busy;
 mod faults;
 mod fds;
 mod files;
@@ -17,6 +18,7 @@ mod pin;
 mod poll;
 mod process;
 mod sockets;
+mod stall;
 mod stream;
 mod threads;
 mod time;
@@ -183,12 +185,16 @@ struct Thread {
     proc: usize,
     slot: usize,
     wait: Wait,
+    /// Modelled CPU time ([`busy`]).
+    cpu: busy::Cpu,
 }
 
 enum Resumed {
     Request(u32),
     Died(i32),
     Stalled,
+    /// A task of the process burned CPU without handing off: where it spins.
+    Spinning(String),
 }
 
 /// The thread whose request is being served.
@@ -412,6 +418,7 @@ impl World<'_> {
             self.runnable.clear();
             for t in 0..self.threads.len() {
                 if self.threads[t].wait == Wait::Ready
+                    && self.cpu_free(t)
                     && !self.paused[self.procs[self.threads[t].proc].node as usize]
                 {
                     self.runnable.push(t);
@@ -461,6 +468,15 @@ impl World<'_> {
         match self.wait_for_request(t) {
             Resumed::Request(op) => self.handle(t, op),
             Resumed::Died(status) => self.died(p, status),
+            Resumed::Spinning(place) => {
+                let node = self.procs[p].node;
+                self.fail(Outcome::Deadlock {
+                    detail: format!(
+                        "node {node} spins without an intercepted call at {}: {place}",
+                        self.now
+                    ),
+                });
+            }
             Resumed::Stalled => {
                 let node = self.procs[p].node;
                 let blocked = blocked_in(self.procs[p].pid);
@@ -514,6 +530,7 @@ impl World<'_> {
         }
         // Read on the first sleep only: a request that comes while spinning needs no clock.
         let mut started = None;
+        let mut sample: Option<stall::Sample> = None;
         loop {
             let v = turn.load(Ordering::Acquire);
             if requested(v) {
@@ -541,6 +558,9 @@ impl World<'_> {
             if let Some(status) = self.try_reap(p) {
                 return Resumed::Died(status);
             }
+            if let Some(place) = self.spin_check(p, started.elapsed(), &mut sample) {
+                return Resumed::Spinning(place);
+            }
             if started.elapsed().as_secs() >= WALL_STALL_SECS {
                 return Resumed::Stalled;
             }
@@ -561,6 +581,9 @@ impl World<'_> {
         // SAFETY: the process holds TURN_HOST and waits: the slot's fields are ours until we
         // hand the baton back.
         let slot = unsafe { &mut *s };
+        if op != OP_HELLO {
+            self.charge(t, slot.local_calls);
+        }
         let reply = match op {
             OP_SPIN | OP_YIELD | OP_HELLO => Reply::Ret(0),
             OP_SLEEP => self.op_sleep(c, slot),

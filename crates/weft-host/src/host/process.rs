@@ -28,7 +28,7 @@ impl World<'_> {
             steps: 0,
         });
         let p = self.procs.len() - 1;
-        self.threads.push(Thread { proc: p, slot, wait: Wait::Hello });
+        self.threads.push(Thread { proc: p, slot, wait: Wait::Hello, cpu: busy::Cpu::default() });
         let t = self.threads.len() - 1;
         self.event(node, EventKind::Start, None, None, 0, || {
             format!("start {} as {}", self.cfg.program.display(), format_ip(node_ip(node)))
@@ -59,6 +59,12 @@ impl World<'_> {
                 detail: format!(
                     "node {node} never contacted the host within {WALL_STALL_SECS}s: the shim \
                      did not load"
+                ),
+            }),
+            Resumed::Spinning(place) => self.fail(Outcome::Unsupported {
+                detail: format!(
+                    "node {node} spins before the shim made contact (the shim did not load?): \
+                     {place}"
                 ),
             }),
         }
