@@ -5,6 +5,21 @@
 use crate::prelude::*;
 use crate::time::now_ns;
 
+/// The socket's `SO_REUSEADDR` / `SO_REUSEPORT` as `REUSE_*` bits, read from the real socket
+/// that holds its fd number (`setsockopt` passes them through to it).
+unsafe fn reuse_options(fd: c_int) -> i64 {
+    let get = |name: c_int| {
+        let mut v: c_int = 0;
+        let mut len = core::mem::size_of::<c_int>() as socklen_t;
+        let p = [&mut v as *mut c_int as i64, &mut len as *mut socklen_t as i64];
+        let args = [fd as i64, libc::SOL_SOCKET as i64, name as i64, p[0], p[1], 0];
+        sys::raw_ret(libc::SYS_getsockopt, args) == 0 && v != 0
+    };
+    let addr = if get(libc::SO_REUSEADDR) { REUSE_ADDR } else { 0 };
+    let port = if get(libc::SO_REUSEPORT) { REUSE_PORT } else { 0 };
+    (addr | port) as i64
+}
+
 /// Reads an IPv4 socket address into the slot. Answers `-errno` on a bad address.
 unsafe fn put_addr(addr: *const sockaddr, len: socklen_t) -> i64 {
     if addr.is_null() || (len as usize) < core::mem::size_of::<libc::sockaddr_in>() {
@@ -80,6 +95,7 @@ pub unsafe extern "C" fn bind(fd: c_int, addr: *const sockaddr, len: socklen_t) 
                 return ret_errno(e) as c_int;
             }
             slot().args[0] = fd as i64;
+            slot().args[1] = reuse_options(fd);
             return ret_errno(handoff(OP_BIND)) as c_int;
         }
     }
@@ -118,6 +134,7 @@ pub unsafe extern "C" fn listen(fd: c_int, backlog: c_int) -> c_int {
         if active() && fdtable::is_sim(fd) {
             slot().args[0] = fd as i64;
             slot().args[1] = backlog as i64;
+            slot().args[2] = reuse_options(fd);
             return ret_errno(handoff(OP_LISTEN)) as c_int;
         }
     }

@@ -566,6 +566,7 @@ impl World<'_> {
             OP_SLEEP => self.op_sleep(c, slot),
             OP_SOCKET => self.op_socket(c, slot),
             OP_CLOSE => self.op_close(c, slot),
+            OP_DUP => self.op_dup(c, slot),
             OP_LISTEN => self.op_listen(c, slot),
             OP_ACCEPT => self.op_accept(c, slot),
             OP_SHUTDOWN => self.op_shutdown(c, slot),
