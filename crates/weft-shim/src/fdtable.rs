@@ -1,6 +1,7 @@
 //! The descriptor table: the one place that knows what an fd of this process is — a simulated
-//! UDP socket, a simulated stream, an epoll instance, a recorded regular file, or something
-//! real the shim does not simulate — and the state the shim keeps for it (the non-blocking
+//! UDP socket, a simulated stream, a process-local object in the host (pipe end, eventfd,
+//! socketpair end), an epoll instance, a recorded regular file, or something real the shim
+//! does not simulate — and the state the shim keeps for it (the non-blocking
 //! flag and `SO_RCVTIMEO`). Indexed by fd number up to [`FD_MAX`]; a descriptor beyond it is
 //! never simulated.
 //!
@@ -21,6 +22,8 @@ const FILE: u8 = 8;
 const STREAM: u8 = 16;
 /// Another descriptor may refer to the same object (it was duplicated).
 const SHARED: u8 = 32;
+/// A process-local object kept by the host (with `SIM`).
+const LOCAL: u8 = 64;
 
 /// Per-fd flags (indexed by fd).
 static FDS: [AtomicU8; FD_MAX] = [const { AtomicU8::new(0) }; FD_MAX];
@@ -40,6 +43,9 @@ pub(crate) enum FdKind {
     SimUdp,
     /// A simulated TCP-like stream (listening or connected).
     SimStream,
+    /// A pipe end, an eventfd or a socketpair end kept by the host: a byte stream (an eventfd
+    /// reads and writes 8-byte counts), not an IP socket.
+    SimLocal,
     /// An epoll instance whose interest list of simulated sockets the shim keeps.
     Epoll,
     /// A regular file whose operations are recorded in the trace.
@@ -89,7 +95,9 @@ pub(crate) fn fits(fd: c_int) -> bool {
 pub(crate) fn kind(fd: c_int) -> FdKind {
     let f = flags(fd);
     if f & SIM != 0 {
-        if f & STREAM != 0 {
+        if f & LOCAL != 0 {
+            FdKind::SimLocal
+        } else if f & STREAM != 0 {
             FdKind::SimStream
         } else {
             FdKind::SimUdp
@@ -103,9 +111,19 @@ pub(crate) fn kind(fd: c_int) -> FdKind {
     }
 }
 
-/// True when `fd` is a simulated socket (UDP or stream).
+/// True when the host simulates `fd` (a socket or a process-local object).
 pub(crate) fn is_sim(fd: c_int) -> bool {
     flags(fd) & SIM != 0
+}
+
+/// True when `fd` is a simulated IP socket (UDP or stream), which the socket calls serve.
+pub(crate) fn is_inet(fd: c_int) -> bool {
+    flags(fd) & (SIM | LOCAL) == SIM
+}
+
+/// True when `fd` is read and written as a byte stream (a stream socket or a local object).
+pub(crate) fn is_bytes(fd: c_int) -> bool {
+    matches!(kind(fd), FdKind::SimStream | FdKind::SimLocal)
 }
 
 /// True when the simulated socket `fd` is non-blocking.
@@ -125,6 +143,13 @@ pub(crate) fn set_nonblocking(fd: c_int, on: bool) {
 pub(crate) fn open_socket(fd: c_int, stream: bool, nonblock: bool) {
     let nb = if nonblock { NONBLOCK } else { 0 };
     set_flags(fd, SIM | nb | if stream { STREAM } else { 0 });
+    RCVTIMEO[fd as usize].store(0, Ordering::Relaxed);
+    new_obj(fd);
+}
+
+/// Records a new process-local object at `fd` (callers check [`fits`]); no receive timeout.
+pub(crate) fn open_local(fd: c_int, nonblock: bool) {
+    set_flags(fd, SIM | LOCAL | if nonblock { NONBLOCK } else { 0 });
     RCVTIMEO[fd as usize].store(0, Ordering::Relaxed);
     new_obj(fd);
 }

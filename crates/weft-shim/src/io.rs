@@ -1,4 +1,5 @@
-//! The generic descriptor calls — `read`, `write`, `close`, `dup`/`dup2`/`dup3`, `fcntl`,
+//! The generic descriptor calls — `read`, `write`, `readv`, `writev`, `close`,
+//! `dup`/`dup2`/`dup3`, `fcntl`,
 //! `ioctl` — dispatched by what the descriptor table says an fd is; and `io_uring`, which
 //! cannot be simulated.
 
@@ -34,6 +35,41 @@ pub unsafe extern "C" fn write(fd: c_int, buf: *const c_void, len: size_t) -> ss
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn readv(fd: c_int, iov: *const libc::iovec, n: c_int) -> ssize_t {
+    if let Some(_g) = Guard::enter() {
+        if active() && fdtable::is_sim(fd) {
+            let Some(iov) = iovecs(iov, n) else {
+                return ret_errno(-(libc::EINVAL as i64)) as ssize_t;
+            };
+            return recv_common(fd, iov, 0, ptr::null_mut(), ptr::null_mut(), None);
+        }
+    }
+    real!(readv: fn(c_int, *const libc::iovec, c_int) -> ssize_t)(fd, iov, n)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn writev(fd: c_int, iov: *const libc::iovec, n: c_int) -> ssize_t {
+    if let Some(_g) = Guard::enter() {
+        if active() && fdtable::is_sim(fd) {
+            let Some(iov) = iovecs(iov, n) else {
+                return ret_errno(-(libc::EINVAL as i64)) as ssize_t;
+            };
+            return send_common(fd, iov, ptr::null(), 0);
+        }
+    }
+    real!(writev: fn(c_int, *const libc::iovec, c_int) -> ssize_t)(fd, iov, n)
+}
+
+/// The caller's `iov[..n]` (`None`: a count Linux refuses).
+unsafe fn iovecs<'a>(iov: *const libc::iovec, n: c_int) -> Option<&'a [libc::iovec]> {
+    match n {
+        0 => Some(&[]),
+        1..=1024 => Some(core::slice::from_raw_parts(iov, n as usize)),
+        _ => None,
+    }
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn close(fd: c_int) -> c_int {
     if let Some(_g) = Guard::enter() {
         if active() {
@@ -46,13 +82,13 @@ pub unsafe extern "C" fn close(fd: c_int) -> c_int {
 /// The shim's side of closing `fd` (the caller closes it natively, or the kernel already has,
 /// as `dup2` does to its target): the host hears of a socket descriptor, a recorded file's
 /// close is recorded, and an epoll instance's interest list goes with its last descriptor.
-unsafe fn forget_fd(fd: c_int) {
+pub(crate) unsafe fn forget_fd(fd: c_int) {
     let last = fdtable::copies(fd) <= 1;
     if fdtable::kind(fd) == FdKind::Epoll && last {
         forget_epoll(fd);
     }
     match fdtable::forget(fd) {
-        FdKind::SimUdp | FdKind::SimStream => {
+        FdKind::SimUdp | FdKind::SimStream | FdKind::SimLocal => {
             slot().args[0] = fd as i64;
             handoff(OP_CLOSE);
         }
@@ -70,10 +106,12 @@ unsafe fn after_dup(old: c_int, new: c_int) -> c_int {
     }
     forget_fd(new);
     match fdtable::kind(old) {
-        FdKind::SimUdp | FdKind::SimStream | FdKind::Epoll if !fdtable::fits(new) => {
+        FdKind::SimUdp | FdKind::SimStream | FdKind::SimLocal | FdKind::Epoll
+            if !fdtable::fits(new) =>
+        {
             unsupported(b"dup: fd number beyond the shim's table", libc::SYS_dup, 0)
         }
-        FdKind::SimUdp | FdKind::SimStream => {
+        FdKind::SimUdp | FdKind::SimStream | FdKind::SimLocal => {
             fdtable::dup(old, new);
             slot().args[0] = old as i64;
             slot().args[1] = new as i64;

@@ -147,6 +147,16 @@ pub const OP_FUTEX_WAKE: u32 = 30;
 /// `fcntl(F_DUPFD*)`, already done natively; a socket `args[1]` held was closed first by an
 /// `OP_CLOSE`). Answer `args[1]`, or -EBADF.
 pub const OP_DUP: u32 = 31;
+/// A new pipe between the process's threads: read end `args[0]`, write end `args[1]` (real
+/// descriptors hold the numbers). Its ends are then read and written with `OP_RECVFROM` and
+/// `OP_SENDTO`, polled, closed and duplicated like sockets.
+pub const OP_PIPE: u32 = 32;
+/// A new eventfd at `args[0]` with the counter `args[1]` (`args[2]` = 1: `EFD_SEMAPHORE`);
+/// read and written (8 bytes) like a pipe end.
+pub const OP_EVENTFD: u32 = 33;
+/// A new connected pair of `AF_UNIX` stream sockets, `args[0]` and `args[1]`; read, written
+/// and shut down like a stream.
+pub const OP_SOCKETPAIR: u32 = 34;
 
 /// `SO_REUSEADDR` is set (in `OP_BIND` / `OP_LISTEN` `REUSE_*` options).
 pub const REUSE_ADDR: u8 = 1;

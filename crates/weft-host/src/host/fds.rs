@@ -1,39 +1,58 @@
 //! The host's descriptor table: the single owner of what a (process, fd) refers to. A
-//! descriptor refers to a socket object ([`SockId`]); several descriptors may refer to one
-//! (`dup`, `dup2`, `dup3`, `fcntl(F_DUPFD)`), and the object lives until the last of them is
-//! closed, as an open file description does on Linux. Today a node has one process, so a
-//! descriptor is keyed by `(node, fd)`; every lookup goes through this API, so descriptors
-//! shared across `fork`, pipes and eventfds change this one place.
+//! descriptor refers to an object ([`ObjId`]): a socket, or a process-local object (a pipe
+//! end, an eventfd, a socketpair end). Several descriptors may refer to one (`dup`, `dup2`,
+//! `dup3`, `fcntl(F_DUPFD)`), and the object lives until the last of them is closed, as an open
+//! file description does on Linux. Today a node has one process, so a descriptor is keyed by
+//! `(node, fd)`; every lookup goes through this API, so descriptors shared across `fork`
+//! change this one place.
 
+use super::local::Local;
 use super::sockets::Sock;
 use std::collections::BTreeMap;
 
-/// A socket object: its node and its number there, in creation order (so the same run names
-/// the same objects).
-pub(super) type SockId = (u32, u64);
+/// An object: its node and its number there, in creation order (so the same run names the
+/// same objects).
+pub(super) type ObjId = (u32, u64);
+
+/// What a descriptor refers to.
+pub(super) enum Object {
+    Sock(Sock),
+    Local(Local),
+}
 
 struct Entry {
     /// How many descriptors refer to it.
     refs: u32,
-    sock: Sock,
+    obj: Object,
 }
 
 /// Every open simulated descriptor of every process, and the objects they refer to.
 #[derive(Default)]
 pub(super) struct Fds {
-    fds: BTreeMap<(u32, i32), SockId>,
-    socks: BTreeMap<SockId, Entry>,
+    fds: BTreeMap<(u32, i32), ObjId>,
+    /// Every object some descriptor refers to.
+    objs: BTreeMap<ObjId, Entry>,
     next: u64,
 }
 
 impl Fds {
     /// Records a new socket at `fd` of `node`'s process; answers its object. A descriptor
     /// still recorded there was closed behind the shim's back, and is forgotten.
-    pub(super) fn open_socket(&mut self, node: u32, fd: i32, sock: Sock) -> SockId {
+    pub(super) fn open_socket(&mut self, node: u32, fd: i32, sock: Sock) -> ObjId {
+        self.open(node, fd, Object::Sock(sock))
+    }
+
+    /// Records a new process-local object at `fd` of `node`'s process (the caller has closed
+    /// whatever `fd` held).
+    pub(super) fn open_local(&mut self, node: u32, fd: i32, local: Local) -> ObjId {
+        self.open(node, fd, Object::Local(local))
+    }
+
+    fn open(&mut self, node: u32, fd: i32, obj: Object) -> ObjId {
         self.close(node, fd);
         self.next += 1;
         let id = (node, self.next);
-        self.socks.insert(id, Entry { refs: 1, sock });
+        self.objs.insert(id, Entry { refs: 1, obj });
         self.fds.insert((node, fd), id);
         id
     }
@@ -46,7 +65,7 @@ impl Fds {
             return true;
         }
         self.close(node, new);
-        self.socks.get_mut(&id).expect("referenced socket").refs += 1;
+        self.objs.get_mut(&id).expect("referenced object").refs += 1;
         self.fds.insert((node, new), id);
         true
     }
@@ -54,31 +73,30 @@ impl Fds {
     /// True when `fd` is the last descriptor referring to its socket (closing it closes the
     /// socket).
     pub(super) fn is_last(&self, node: u32, fd: i32) -> bool {
-        self.id(node, fd).is_some_and(|id| self.socks[&id].refs == 1)
+        self.id(node, fd).is_some_and(|id| self.objs[&id].refs == 1)
     }
 
-    /// Closes `fd` of `node`'s process; the socket goes with its last descriptor.
-    pub(super) fn close(&mut self, node: u32, fd: i32) {
-        let Some(id) = self.fds.remove(&(node, fd)) else { return };
-        let e = self.socks.get_mut(&id).expect("referenced socket");
+    /// Closes `fd` of `node`'s process; the object goes with its last descriptor, and is
+    /// answered then.
+    pub(super) fn close(&mut self, node: u32, fd: i32) -> Option<Object> {
+        let id = self.fds.remove(&(node, fd))?;
+        let e = self.objs.get_mut(&id).expect("referenced object");
         e.refs -= 1;
-        if e.refs == 0 {
-            self.socks.remove(&id);
-        }
+        (e.refs == 0).then(|| self.objs.remove(&id).expect("referenced object").obj)
     }
 
     /// Closes every descriptor and socket of `node`'s process (it crashed).
     pub(super) fn close_node(&mut self, node: u32) {
         self.fds.retain(|k, _| k.0 != node);
-        self.socks.retain(|k, _| k.0 != node);
+        self.objs.retain(|k, _| k.0 != node);
     }
 
     /// The socket `fd` of `node`'s process refers to.
-    pub(super) fn id(&self, node: u32, fd: i32) -> Option<SockId> {
+    pub(super) fn id(&self, node: u32, fd: i32) -> Option<ObjId> {
         self.fds.get(&(node, fd)).copied()
     }
 
-    /// True when `fd` of `node`'s process is an open simulated socket.
+    /// True when `fd` of `node`'s process is open (a socket or a process-local object).
     pub(super) fn is_open(&self, node: u32, fd: i32) -> bool {
         self.fds.contains_key(&(node, fd))
     }
@@ -101,12 +119,34 @@ impl Fds {
         self.sock(node, fd).expect("open socket")
     }
 
-    pub(super) fn by_id(&self, id: SockId) -> Option<&Sock> {
-        self.socks.get(&id).map(|e| &e.sock)
+    pub(super) fn by_id(&self, id: ObjId) -> Option<&Sock> {
+        match self.objs.get(&id).map(|e| &e.obj) {
+            Some(Object::Sock(s)) => Some(s),
+            _ => None,
+        }
     }
 
-    pub(super) fn by_id_mut(&mut self, id: SockId) -> Option<&mut Sock> {
-        self.socks.get_mut(&id).map(|e| &mut e.sock)
+    pub(super) fn by_id_mut(&mut self, id: ObjId) -> Option<&mut Sock> {
+        match self.objs.get_mut(&id).map(|e| &mut e.obj) {
+            Some(Object::Sock(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The process-local object `fd` of `node`'s process refers to.
+    pub(super) fn local(&self, node: u32, fd: i32) -> Option<&Local> {
+        match self.objs.get(&self.id(node, fd)?).map(|e| &e.obj) {
+            Some(Object::Local(l)) => Some(l),
+            _ => None,
+        }
+    }
+
+    pub(super) fn local_mut(&mut self, node: u32, fd: i32) -> Option<&mut Local> {
+        let id = self.id(node, fd)?;
+        match self.objs.get_mut(&id).map(|e| &mut e.obj) {
+            Some(Object::Local(l)) => Some(l),
+            _ => None,
+        }
     }
 
     /// The open descriptors of `node`'s process, in fd order.
@@ -115,7 +155,10 @@ impl Fds {
     }
 
     /// The sockets of `node`'s process, in creation order.
-    pub(super) fn socks_of(&self, node: u32) -> impl Iterator<Item = (SockId, &Sock)> + '_ {
-        self.socks.range((node, 0)..=(node, u64::MAX)).map(|(id, e)| (*id, &e.sock))
+    pub(super) fn socks_of(&self, node: u32) -> impl Iterator<Item = (ObjId, &Sock)> + '_ {
+        self.objs.range((node, 0)..=(node, u64::MAX)).filter_map(|(id, e)| match &e.obj {
+            Object::Sock(s) => Some((*id, s)),
+            Object::Local(_) => None,
+        })
     }
 }

@@ -2,7 +2,7 @@
 //! delivery into receive queues) and the socket-call handlers, which hand stream sockets on to
 //! [`super::stream`].
 
-use super::fds::SockId;
+use super::fds::ObjId;
 use super::*;
 use std::collections::VecDeque;
 
@@ -48,7 +48,7 @@ fn shareable(reuse: u8, other: &Sock) -> bool {
 /// Which of the sockets sharing a port (`SO_REUSEPORT`/`SO_REUSEADDR`) receives what
 /// `from` sends: with `SO_REUSEPORT` set on all, a hash of the sender's address (one flow
 /// always reaches the same socket, as on Linux); otherwise the newest socket.
-pub(super) fn pick_receiver(users: &[(SockId, u8)], from: (u32, u16)) -> SockId {
+pub(super) fn pick_receiver(users: &[(ObjId, u8)], from: (u32, u16)) -> ObjId {
     if users.len() > 1 && users.iter().all(|u| u.1 & REUSE_PORT != 0) {
         let mut h = StableHasher::new();
         h.write_u32(from.0);
@@ -84,7 +84,9 @@ impl World<'_> {
         if self.fds.is_last(node, fd) {
             self.stream_close(node, fd);
         }
-        self.fds.close(node, fd);
+        if let Some(obj) = self.fds.close(node, fd) {
+            self.local_closed(obj);
+        }
     }
 
     pub(super) fn op_dup(&mut self, c: Caller, slot: &mut Slot) -> Reply {
@@ -107,7 +109,7 @@ impl World<'_> {
         let (port, reuse, fresh) =
             (sock.port, sock.reuse, sock.stream == Some(stream::Stream::Fresh));
         // Another listener on the port clashes, unless both set SO_REUSEPORT.
-        let clash = |(other, s): (SockId, &Sock)| {
+        let clash = |(other, s): (ObjId, &Sock)| {
             other != id && s.listening() && reuse & s.reuse & REUSE_PORT == 0
         };
         if fresh && port != 0 && self.port_users(node, true, port).any(clash) {
@@ -128,7 +130,11 @@ impl World<'_> {
     }
 
     pub(super) fn op_shutdown(&mut self, c: Caller, slot: &mut Slot) -> Reply {
-        Reply::Ret(self.stream_shutdown(c.node, slot.args[0] as i32, slot.args[1] as i32))
+        let (fd, how) = (slot.args[0] as i32, slot.args[1] as i32);
+        if self.fds.local(c.node, fd).is_some() {
+            return Reply::Ret(self.local_shutdown(c.node, fd, how));
+        }
+        Reply::Ret(self.stream_shutdown(c.node, fd, how))
     }
 
     pub(super) fn op_getpeername(&mut self, c: Caller, slot: &mut Slot) -> Reply {
@@ -194,8 +200,11 @@ impl World<'_> {
 
     pub(super) fn op_sendto(&mut self, c: Caller, slot: &mut Slot) -> Reply {
         let fd = slot.args[0] as i32;
+        let len = (slot.len as usize).min(DATA_MAX);
+        if self.fds.local(c.node, fd).is_some() {
+            return Reply::Ret(self.local_write(c.node, fd, &slot.data[..len]));
+        }
         if self.fds.is_stream(c.node, fd) {
-            let len = (slot.len as usize).min(DATA_MAX);
             return Reply::Ret(self.stream_send(c.node, fd, &slot.data[..len]));
         }
         Reply::Ret(self.sendto(c.node, slot))
@@ -249,7 +258,7 @@ impl World<'_> {
         node: u32,
         stream: bool,
         port: u16,
-    ) -> impl Iterator<Item = (SockId, &Sock)> + '_ {
+    ) -> impl Iterator<Item = (ObjId, &Sock)> + '_ {
         self.fds.socks_of(node).filter(move |(_, s)| s.port == port && s.stream.is_some() == stream)
     }
 
@@ -362,6 +371,9 @@ impl World<'_> {
         cap: usize,
         slot: &mut Slot,
     ) -> Option<i64> {
+        if self.fds.local(node, fd).is_some() {
+            return self.local_try_read(node, fd, peek, cap, slot);
+        }
         let sock = self.fds.sock_mut(node, fd)?;
         if sock.stream.is_some() {
             return self.stream_try_recv(node, fd, peek, cap, slot);
@@ -386,7 +398,7 @@ impl World<'_> {
                 h.finish()
             };
             let alive = self.procs.iter().any(|p| p.node == f.to && p.alive);
-            let users: Vec<(SockId, u8)> = if alive {
+            let users: Vec<(ObjId, u8)> = if alive {
                 self.port_users(f.to, false, f.port).map(|(id, s)| (id, s.reuse)).collect()
             } else {
                 Vec::new()

@@ -8,7 +8,7 @@
 //! datagrams, with message faults off: a stream hides loss by retransmitting, which here is
 //! simply not losing.
 
-use super::fds::SockId;
+use super::fds::ObjId;
 use super::{format_ip, node_ip, Wait, World};
 use crate::proto::Slot;
 use std::collections::VecDeque;
@@ -31,7 +31,7 @@ pub(super) enum Stream {
 
 pub(super) struct Conn {
     /// The socket of each end while it has one.
-    ends: [Option<SockId>; 2],
+    ends: [Option<ObjId>; 2],
     /// `(ip, port)` of each end.
     addrs: [(u32, u16); 2],
     /// Bytes each end can read.
@@ -414,7 +414,7 @@ impl World<'_> {
                 Seg::Syn => {
                     let port = c.addrs[1].1;
                     let alive = self.procs.iter().any(|p| p.node == to_node && p.alive);
-                    let listeners: Vec<(SockId, u8)> = if alive {
+                    let listeners: Vec<(ObjId, u8)> = if alive {
                         let users = self.port_users(to_node, true, port);
                         users.filter(|(_, s)| s.listening()).map(|(id, s)| (id, s.reuse)).collect()
                     } else {
