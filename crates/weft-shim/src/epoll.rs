@@ -8,7 +8,8 @@ const EPOLL_MAX: usize = 16;
 const EPOLL_ENTRIES: usize = 64;
 
 struct EpollSet {
-    fd: AtomicI64,
+    /// The epoll object (in the descriptor table) this set belongs to; -1 = free.
+    obj: AtomicI64,
     /// Descriptors the shim does not simulate, registered in the real epoll instance.
     real: AtomicI64,
     fds: [AtomicI64; EPOLL_ENTRIES],
@@ -18,7 +19,7 @@ struct EpollSet {
 
 static EPOLLS: [EpollSet; EPOLL_MAX] = [const {
     EpollSet {
-        fd: AtomicI64::new(-1),
+        obj: AtomicI64::new(-1),
         real: AtomicI64::new(0),
         fds: [const { AtomicI64::new(-1) }; EPOLL_ENTRIES],
         events: [const { AtomicU32::new(0) }; EPOLL_ENTRIES],
@@ -26,28 +27,33 @@ static EPOLLS: [EpollSet; EPOLL_MAX] = [const {
     }
 }; EPOLL_MAX];
 
+/// The interest list of the epoll instance `epfd` refers to (any copy of it).
 fn epoll_set(epfd: c_int) -> Option<&'static EpollSet> {
-    EPOLLS.iter().find(|e| e.fd.load(Ordering::Relaxed) == epfd as i64)
+    if fdtable::kind(epfd) != FdKind::Epoll {
+        return None;
+    }
+    let obj = fdtable::obj(epfd) as i64;
+    EPOLLS.iter().find(|e| e.obj.load(Ordering::Relaxed) == obj)
 }
 
-/// Forgets the interest list of the epoll instance `fd` (it is being closed).
+/// Forgets the interest list of the epoll instance `fd` (its last descriptor is being closed).
 pub(crate) fn forget_epoll(fd: c_int) {
     if let Some(e) = epoll_set(fd) {
-        e.fd.store(-1, Ordering::Relaxed);
+        e.obj.store(-1, Ordering::Relaxed);
     }
 }
 
 fn register_epoll(fd: c_int) {
-    if fd < 0 {
+    if !fdtable::fits(fd) {
         return;
     }
-    if let Some(e) = EPOLLS.iter().find(|e| e.fd.load(Ordering::Relaxed) < 0) {
+    if let Some(e) = EPOLLS.iter().find(|e| e.obj.load(Ordering::Relaxed) < 0) {
         for f in &e.fds {
             f.store(-1, Ordering::Relaxed);
         }
-        e.fd.store(fd as i64, Ordering::Relaxed);
-        e.real.store(0, Ordering::Relaxed);
         fdtable::open_epoll(fd);
+        e.obj.store(fdtable::obj(fd) as i64, Ordering::Relaxed);
+        e.real.store(0, Ordering::Relaxed);
     }
 }
 

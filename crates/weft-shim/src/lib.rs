@@ -56,6 +56,7 @@ mod epoll;
 mod fdtable;
 mod files;
 mod io;
+mod local;
 mod poll;
 mod process;
 mod random;

@@ -91,6 +91,7 @@ impl World<'_> {
         self.mark_gone(p);
         self.reset_node_streams(node);
         self.fds.close_node(node);
+        self.pipes.close_node(node);
         self.down[node as usize] = true;
         self.event(node, EventKind::Crash, None, None, 0, || "crashed (injected)".into());
     }

@@ -7,13 +7,15 @@
 //! arrival. Time never moves while anything can run, so a run is a function of the decisions.
 //!
 //! Requests are served by one handler per operation (`op_*`), each in its family's module:
-//! [`time`], [`sockets`] and [`stream`], [`poll`], [`threads`], [`process`], [`files`];
+//! [`time`], [`sockets`] and [`stream`], [`local`] (pipes, eventfds, socketpairs), [`poll`],
+//! [`threads`], [`process`], [`files`];
 //! injected faults live in [`faults`], and [`fds`] owns what each (process, fd) refers to.
 
 mod busy;
 mod faults;
 mod fds;
 mod files;
+mod local;
 mod pin;
 mod poll;
 mod process;
@@ -227,6 +229,8 @@ pub(crate) struct World<'a> {
     threads: Vec<Thread>,
     /// What every (process, fd) refers to.
     fds: fds::Fds,
+    /// The bytes in the processes' pipes and socketpairs.
+    pipes: local::Pipes,
     flights: BTreeMap<(SimTime, u64), Flight>,
     conns: BTreeMap<u64, stream::Conn>,
     segments: BTreeMap<(SimTime, u64), stream::Segment>,
@@ -320,6 +324,7 @@ pub(crate) fn run(
         procs: Vec::new(),
         threads: Vec::new(),
         fds: fds::Fds::default(),
+        pipes: local::Pipes::default(),
         flights: BTreeMap::new(),
         conns: BTreeMap::new(),
         segments: BTreeMap::new(),
@@ -589,6 +594,10 @@ impl World<'_> {
             OP_SLEEP => self.op_sleep(c, slot),
             OP_SOCKET => self.op_socket(c, slot),
             OP_CLOSE => self.op_close(c, slot),
+            OP_DUP => self.op_dup(c, slot),
+            OP_PIPE => self.op_pipe(c, slot),
+            OP_EVENTFD => self.op_eventfd(c, slot),
+            OP_SOCKETPAIR => self.op_socketpair(c, slot),
             OP_LISTEN => self.op_listen(c, slot),
             OP_ACCEPT => self.op_accept(c, slot),
             OP_SHUTDOWN => self.op_shutdown(c, slot),

@@ -135,11 +135,9 @@ impl World<'_> {
         }
         let node = self.procs[p].node;
         self.mark_gone(p);
-        let fds: Vec<i32> = self.fds.on_node(node).map(|(fd, _)| fd).collect();
-        for fd in fds {
+        for fd in self.fds.fds_of(node) {
             // As the kernel does at exit: connected streams end with a FIN.
-            self.stream_close(node, fd);
-            self.fds.close(node, fd);
+            self.close_fd(node, fd);
         }
         if libc::WIFEXITED(status) {
             let code = libc::WEXITSTATUS(status);
