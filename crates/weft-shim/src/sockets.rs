@@ -112,6 +112,7 @@ pub unsafe extern "C" fn connect(fd: c_int, addr: *const sockaddr, len: socklen_
             }
             slot().args[0] = fd as i64;
             slot().args[1] = fdtable::nonblocking(fd) as i64;
+            crate::epoll::rearm(fd, crate::epoll::WRITE_SIDE);
             return ret_errno(handoff(OP_CONNECT)) as c_int;
         }
         if active() {
@@ -147,6 +148,7 @@ unsafe fn accept_common(
     len: *mut socklen_t,
     flags: c_int,
 ) -> c_int {
+    crate::epoll::rearm(fd, crate::epoll::READ_SIDE);
     let args = [libc::AF_INET as i64, (libc::SOCK_STREAM | libc::SOCK_CLOEXEC) as i64, 0, 0, 0, 0];
     let newfd = sys::raw(libc::SYS_socket, args);
     if newfd < 0 {
@@ -275,6 +277,7 @@ pub(crate) unsafe fn send_common(
     addr: *const sockaddr,
     alen: socklen_t,
 ) -> ssize_t {
+    crate::epoll::rearm(fd, crate::epoll::WRITE_SIDE);
     if fdtable::kind(fd) == FdKind::SimLocal && !addr.is_null() {
         set_errno(libc::EISCONN);
         return -1;
@@ -355,6 +358,7 @@ pub(crate) unsafe fn recv_common(
     alen: *mut socklen_t,
     truncated: Option<&mut bool>,
 ) -> ssize_t {
+    crate::epoll::rearm(fd, crate::epoll::READ_SIDE);
     let s = slot();
     let cap: usize = iov.iter().map(|v| v.iov_len).sum();
     let nonblock = fdtable::nonblocking(fd) || flags & libc::MSG_DONTWAIT != 0;
