@@ -41,10 +41,10 @@ pub fn run(a: RunArgs) -> Result<Code> {
     let program = PathBuf::from(&a.command[0]);
     let mut cfg = weft_host::HostConfig::new(program, a.command[1..].to_vec(), a.nodes);
     cfg.forbid = a.forbid.clone();
-    cfg.exit_codes = a.exit_codes.clone();
+    cfg.groups[0].exit_codes = a.exit_codes.clone();
     let scenario =
         weft_host::faults_scenario(&a.faults).map_err(|e| anyhow::anyhow!("bad --faults: {e}"))?;
-    let spec = cfg.to_spec();
+    let spec = cfg.to_spec().map_err(anyhow::Error::msg)?;
     println!(
         "weft run --nodes {} --seed {} --faults {} -- {}",
         a.nodes,

@@ -198,6 +198,7 @@ struct Flight {
 /// The end of an injected fault, due at a virtual time.
 #[derive(Clone, Copy, Debug)]
 enum Timed {
+    Start(u32),
     Restart(u32),
     Resume(u32),
     Reconnect(u32),
@@ -267,7 +268,7 @@ pub(crate) fn run(
     obs: &mut dyn Observer,
 ) -> io::Result<RunOutput> {
     let mut notes = Vec::new();
-    if let Some(reason) = crate::elf::unsupported_reason_cached(&cfg.program) {
+    if let Some(reason) = cfg.unsupported_reason() {
         return Ok(RunOutput {
             report: report(Outcome::Unsupported { detail: reason }, 0, 0, 0, SimTime::ZERO),
             lines: Vec::new(),
@@ -483,7 +484,10 @@ impl World<'_> {
 
     fn run_loop(&mut self) -> io::Result<Outcome> {
         for node in 0..self.cfg.nodes {
-            self.start(node)?;
+            match self.cfg.start_at(node) {
+                Some(at) => self.after(SimTime::ZERO + at, Timed::Start(node)),
+                None => self.start(node)?,
+            }
             if let Some(o) = self.outcome.take() {
                 return Ok(o);
             }
@@ -538,10 +542,9 @@ impl World<'_> {
     fn start(&mut self, node: u32) -> io::Result<()> {
         let slot = node as usize;
         self.region.reset_slot(slot);
-        let args: Vec<String> = self.cfg.args_for(node);
+        let launch = self.cfg.launch(node);
         let spawned = spawn::spawn(&SpawnSpec {
-            program: &self.cfg.program,
-            args: &args,
+            launch: &launch,
             shim: self.shim,
             region_fd: self.region.fd(),
             slot,
@@ -561,7 +564,7 @@ impl World<'_> {
         self.threads.push(Thread { proc: p, slot, wait: Wait::Hello });
         let t = self.threads.len() - 1;
         self.event(node, EventKind::Start, None, None, 0, || {
-            format!("start {} as {}", self.cfg.program.display(), format_ip(node_ip(node)))
+            format!("start {} as {}", launch.program.display(), format_ip(node_ip(node)))
         });
         match self.wait_for_request(t) {
             Resumed::Request(OP_HELLO) => {
@@ -698,8 +701,7 @@ impl World<'_> {
 
     fn try_reap(&mut self, p: usize) -> Option<i32> {
         let mut status = 0;
-        // SAFETY: non-blocking wait for our own child.
-        let r = unsafe { libc::waitpid(self.procs[p].pid, &mut status, libc::WNOHANG) };
+        let r = spawn::reap(self.procs[p].pid, &mut status, libc::WNOHANG);
         (r == self.procs[p].pid).then_some(status)
     }
 
@@ -770,10 +772,11 @@ impl World<'_> {
         if libc::WIFEXITED(status) {
             let code = libc::WEXITSTATUS(status);
             self.event(node, EventKind::Note, None, None, code as u64, || format!("exit {code}"));
-            if !self.cfg.exit_codes.contains(&code) {
-                self.fail(Outcome::TargetCrashed {
+            if !self.cfg.exit_ok(node, code) {
+                let limit = self.cfg.limit_outcome(node, self.procs[p].pid, status, self.now);
+                self.fail(limit.unwrap_or(Outcome::TargetCrashed {
                     detail: format!("node {node} exited with status {code} at {}", self.now),
-                });
+                }));
             }
         } else if libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGSYS {
             // The seccomp trap fired while the program had SIGSYS blocked or ignored, so the
@@ -793,9 +796,10 @@ impl World<'_> {
             self.event(node, EventKind::Crash, None, None, sig as u64, || {
                 format!("killed by {}", signal_name(sig))
             });
-            self.fail(Outcome::TargetCrashed {
+            let limit = self.cfg.limit_outcome(node, self.procs[p].pid, status, self.now);
+            self.fail(limit.unwrap_or(Outcome::TargetCrashed {
                 detail: format!("node {node} was killed by {} at {}", signal_name(sig), self.now),
-            });
+            }));
         }
     }
 
@@ -1546,6 +1550,7 @@ impl World<'_> {
                 break;
             }
             match entry.remove() {
+                Timed::Start(node) => self.start(node)?,
                 Timed::Restart(node) => self.restart(node)?,
                 Timed::Resume(node) => self.resume(node),
                 Timed::Reconnect(node) => {
@@ -1566,7 +1571,7 @@ impl World<'_> {
                     "heal phase: links restored".into()
                 });
             }
-            self.timed.retain(|_, t| matches!(t, Timed::Restart(_)));
+            self.timed.retain(|_, t| matches!(t, Timed::Restart(_) | Timed::Start(_)));
             for node in 0..self.cfg.nodes {
                 self.resume(node);
                 if self.scenario.restart {
