@@ -95,7 +95,7 @@ impl Target for ProcessTarget {
     }
 
     fn prepare(&self, spec: &RunSpec) -> Result<Box<dyn Runner>, ConfigError> {
-        let (cfg, cluster) = self.parse(spec)?;
+        let (cfg, cluster) = self.load(spec)?;
         let scenario = cluster
             .apply_scenario(Scenario::default())
             .map_err(|e| ConfigError::bad_option("cluster", info_cluster(spec), &e))?;
@@ -117,17 +117,14 @@ impl ProcessTarget {
     /// Validates `spec` into the configuration a runner would use (the inverse of
     /// [`HostConfig::to_spec`]).
     pub fn config(&self, spec: &RunSpec) -> Result<HostConfig, ConfigError> {
-        Ok(self.parse(spec)?.0)
+        Ok(self.load(spec)?.0)
     }
 
     /// `spec` in the form a repro records: the cluster (from a file, or the single program)
     /// as `cluster_json`, with absolute program paths and content hashes.
     pub fn resolve(&self, spec: &RunSpec) -> Result<RunSpec, ConfigError> {
-        let (cfg, cluster) = self.parse(spec)?;
+        let (cfg, cluster) = self.load(spec)?;
         let mut out = cfg.to_spec_with(&cluster.scenario).map_err(bad("program", ""))?;
-        if let Some(w) = spec.options.get("work_dir") {
-            out.options.insert("work_dir".into(), w.clone());
-        }
         out.property = spec.property.clone();
         Ok(out)
     }
@@ -182,7 +179,10 @@ impl ProcessTarget {
         }
     }
 
-    fn parse(&self, spec: &RunSpec) -> Result<(HostConfig, Cluster), ConfigError> {
+    /// Validates `spec` into the configuration a runner would use, and the cluster it came
+    /// from (its `[scenario]` knobs shape the default scenario). Every program is checked
+    /// ([`crate::check_program`]) and made absolute; a recorded hash must still match.
+    pub fn load(&self, spec: &RunSpec) -> Result<(HostConfig, Cluster), ConfigError> {
         let info = self.info();
         info.validate(spec)?;
         let limits = self.limits(spec)?;
