@@ -169,6 +169,24 @@ fn a_malformed_cluster_file_is_an_input_error_naming_the_field() {
     assert!(stderr_line(&o).contains("missing.toml"));
 }
 
+#[test]
+fn each_group_has_its_own_expected_exit_statuses() {
+    let dir = folder("exits");
+    let file = |codes: &str| {
+        format!(
+            "[[group]]\nname = \"f\"\nprogram = \"/bin/false\"\nexit_codes = {codes}\n\
+             [[group]]\nname = \"t\"\nprogram = \"/bin/true\"\n"
+        )
+    };
+    std::fs::write(dir.join("ok.toml"), file("[1]")).unwrap();
+    std::fs::write(dir.join("bad.toml"), file("[0]")).unwrap();
+    let o = weft_in(&dir, &["run", "--cluster", "ok.toml"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = weft_in(&dir, &["run", "--cluster", "bad.toml"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("target crashed: node 0 exited with status 1"), "{}", text(&o));
+}
+
 fn faults(o: &Output) -> u64 {
     let line = hash_line(o);
     let words: Vec<&str> = line.split_whitespace().collect();

@@ -144,7 +144,7 @@ impl Cluster {
             let msg = e.message().replace('\n', " ");
             format!("cluster file {shown}{}: {}", at.unwrap_or_default(), msg.trim())
         })?;
-        let base = path.parent().unwrap_or(Path::new("."));
+        let base = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let base = std::path::absolute(base).map_err(|e| format!("cluster file {shown}: {e}"))?;
         Cluster::from_file(doc, &base, defaults).map_err(|e| format!("cluster file {shown}: {e}"))
     }
