@@ -126,6 +126,29 @@ fn a_repro_runs_only_allowed_and_unchanged_programs() {
     let both = ["replay", "r.json", "--allow-program", "server", "--allow-program", "./client"];
     let r = weft_in(&dir, &both);
     assert_eq!(r.status.code(), Some(0), "both named on the command line: {}", text(&r));
+    // A repro that would preload a library, through the shim option or a group's environment,
+    // needs --allow-exec even when its programs are named.
+    let mut repro: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap();
+    repro["spec"]["options"]["shim"] = "/tmp/evil.so".into();
+    std::fs::write(dir.join("shim.json"), repro.to_string()).unwrap();
+    let named = ["replay", "shim.json", "--allow-program", "server", "--allow-program", "./client"];
+    let r = weft_in(&dir, &named);
+    assert_eq!(r.status.code(), Some(2), "{}", text(&r));
+    assert!(stderr_line(&r).contains("/tmp/evil.so"));
+    let options = repro["spec"]["options"].as_object_mut().unwrap();
+    options.remove("shim");
+    let json = options["cluster_json"].as_str().unwrap().replace(
+        "\"env\":{\"GREETING\":\"hi\"}",
+        "\"env\":{\"GREETING\":\"hi\",\"LD_PRELOAD\":\"/tmp/evil.so\"}",
+    );
+    assert!(json.contains("LD_PRELOAD"));
+    options.insert("cluster_json".into(), json.into());
+    std::fs::write(dir.join("env.json"), repro.to_string()).unwrap();
+    let named = ["replay", "env.json", "--allow-program", "server", "--allow-program", "./client"];
+    let r = weft_in(&dir, &named);
+    assert_eq!(r.status.code(), Some(2), "{}", text(&r));
+    assert!(String::from_utf8_lossy(&r.stdout).contains("LD_PRELOAD"), "the env is listed");
     compile("client", &client, &["-O2", "-DCHANGED"]);
     let r = weft_in(&dir, &["replay", "--allow-exec", "r.json"]);
     assert_eq!(r.status.code(), Some(2), "a changed binary is refused: {}", text(&r));
