@@ -113,7 +113,7 @@ pub fn open_repro(path: &Path, exec: &ExecArgs) -> Result<Repro> {
         exec.allow_program.iter().filter_map(|p| p.canonicalize().ok()).collect();
     let unnamed: Vec<String> = programs
         .iter()
-        .filter(|n| !exec.allow_exec && !(n.nameable() && allowed.contains(&n.program)))
+        .filter(|n| !(exec.allow_exec || n.nameable() && allowed.contains(&n.program)))
         .map(|n| n.program.display().to_string())
         .collect();
     if !unnamed.is_empty() {
