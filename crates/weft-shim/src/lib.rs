@@ -52,12 +52,14 @@ mod sys;
 
 mod dl;
 mod epoll;
+mod exec;
 mod fdtable;
 mod files;
 mod io;
 mod poll;
 mod process;
 mod random;
+mod sigdeliver;
 mod signals;
 mod slot;
 mod sockets;
