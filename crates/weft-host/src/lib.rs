@@ -26,6 +26,7 @@ mod elf;
 mod host;
 mod region;
 mod spawn;
+mod symbols;
 mod target;
 
 pub use config::{join_args, split_args, HostConfig, Netns, OnIdle};

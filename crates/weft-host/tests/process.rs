@@ -10,19 +10,24 @@ use weft_core::{Decisions, NullObserver, Outcome, Scenario};
 /// Lines the exec'd image prints to stderr (merged into the output under the shim only).
 const STDERR_MARK: &str = "exec'd: realtime ";
 
-fn shim_run(mode: &str, seed: u64) -> weft_host::RunOutput {
-    let mut cfg = common::config("fork", &[mode], 1);
+fn shim_run(args: &[&str], seed: u64) -> weft_host::RunOutput {
+    let mut cfg = common::config("fork", args, 1);
     cfg.exit_codes = vec![0];
     let mut d = Decisions::random(seed);
     weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap()
 }
 
 fn parity(mode: &str) -> weft_host::RunOutput {
+    parity_args(&[mode])
+}
+
+fn parity_args(args: &[&str]) -> weft_host::RunOutput {
+    let mode = args[0];
     let bin = common::compile("fork", &[]);
-    let native = Command::new(&bin).arg(mode).output().expect("run natively");
+    let native = Command::new(&bin).args(args).output().expect("run natively");
     assert!(native.status.success(), "native run of {mode} failed: {native:?}");
     let native = String::from_utf8(native.stdout).unwrap();
-    let out = shim_run(mode, 7);
+    let out = shim_run(args, 7);
     assert_eq!(out.report.outcome, Outcome::Pass, "under the shim: {:?}", out.lines);
     let shim: String = out
         .lines
@@ -31,7 +36,7 @@ fn parity(mode: &str) -> weft_host::RunOutput {
         .map(|l| format!("{}\n", l.text))
         .collect();
     assert_eq!(shim, native, "mode {mode}: shim (left) vs native (right)");
-    let again = shim_run(mode, 7);
+    let again = shim_run(args, 7);
     assert_eq!(again.render(), out.render(), "mode {mode}: same seed, different output");
     assert_eq!(again.report.trace_hash, out.report.trace_hash, "mode {mode}: trace hash");
     out
@@ -69,4 +74,19 @@ fn system_runs_the_shell_as_a_child() {
 #[test]
 fn posix_spawn_and_spawnp() {
     parity("spawn");
+}
+
+#[test]
+fn a_socket_shared_by_parent_and_child_stays_one_socket() {
+    parity_args(&["socket", "47311"]);
+}
+
+#[test]
+fn different_seeds_agree_on_what_the_program_sees() {
+    let a = shim_run(&["wait"], 1);
+    let b = shim_run(&["wait"], 2);
+    assert_eq!(a.report.outcome, Outcome::Pass);
+    let text =
+        |o: &weft_host::RunOutput| o.lines.iter().map(|l| l.text.clone()).collect::<Vec<_>>();
+    assert_eq!(text(&a), text(&b));
 }

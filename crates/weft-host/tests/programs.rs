@@ -120,8 +120,9 @@ fn crashes_bad_exits_hangs_and_deadlocks_are_outcomes() {
         matches!(&exit3, Outcome::TargetCrashed { detail } if detail.contains("status 3")),
         "{exit3:?}"
     );
+    // A busy wait on the clock is not a hang: modelled call latency moves virtual time.
     let spin = kind("spin");
-    assert!(matches!(&spin, Outcome::Deadlock { detail } if detail.contains("hang")), "{spin:?}");
+    assert_eq!(spin, Outcome::Pass, "a clock loop ends once the second has turned");
     let system = kind("system");
     assert!(
         matches!(&system, Outcome::Unsupported { detail } if detail.contains("system()")),

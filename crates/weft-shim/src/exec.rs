@@ -115,6 +115,21 @@ unsafe fn exec_simulated(
             0,
         );
     }
+    // A simulated descriptor the new image would inherit is unknown to its shim: say so
+    // rather than let it act on the real placeholder (those marked close-on-exec just go).
+    for fd in 0..crate::fdtable::FD_MAX as c_int {
+        if crate::fdtable::kind(fd) != FdKind::Real
+            && crate::fdtable::kind(fd) != FdKind::File
+            && libc::fcntl(fd, libc::F_GETFD) == 0
+        {
+            unsupported(
+                b"execve(): simulated descriptors (sockets, pipes, eventfds, epoll) open across \
+                  exec without close-on-exec are not carried into the new image yet",
+                libc::SYS_execve,
+                0,
+            );
+        }
+    }
     let mut vars = [0u8; 128];
     let mut at = 0;
     let mut env: [*const c_char; ENV_MAX] = [ptr::null(); ENV_MAX];

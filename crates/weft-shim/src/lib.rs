@@ -50,12 +50,14 @@ macro_rules! real {
 mod proto;
 mod sys;
 
+mod creds;
 mod dl;
 mod epoll;
 mod exec;
 mod fdtable;
 mod files;
 mod io;
+mod local;
 mod poll;
 mod process;
 mod random;

@@ -321,9 +321,9 @@ pub(crate) fn await_baton(slot: *mut Slot, spin: u32) {
 pub(crate) unsafe fn handoff(op: u32) -> i64 {
     let slot = slot_ptr();
     (*slot).op = op;
+    (*slot).local_calls = LOCAL_CALLS.swap(0, Ordering::Relaxed);
     notify_host(slot);
     await_baton(slot, spin_budget());
-    LOCAL_CALLS.store(0, Ordering::Relaxed);
     if (*slot).signals != 0 {
         crate::sigdeliver::add_pending(core::mem::take(&mut (*slot).signals));
     }

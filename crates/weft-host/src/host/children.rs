@@ -70,9 +70,17 @@ impl World<'_> {
             pending: 0,
             handled: self.procs[c.p].handled,
             announced: None,
+            table: fds::CHILD_TABLE_BASE + self.procs.len() as u32,
         });
         let q = self.procs.len() - 1;
-        self.threads.push(Thread { proc: q, slot: k, wait: Wait::Hello });
+        let (parent, child) = (self.procs[c.p].table, self.procs[q].table);
+        self.fds.fork_table(c.node, parent, child);
+        self.threads.push(Thread {
+            proc: q,
+            slot: k,
+            wait: Wait::Hello,
+            cpu: busy::Cpu::default(),
+        });
         slot.args[1] = vpid as i64;
         Reply::Ret(k as i64)
     }
@@ -90,6 +98,7 @@ impl World<'_> {
         let pid = slot.args[0];
         if pid <= 0 {
             self.threads[tq].wait = Wait::Gone;
+            self.close_process_fds(q);
             return Reply::Ret(pid);
         }
         let vpid = self.procs[q].vpid;
@@ -112,7 +121,7 @@ impl World<'_> {
         match self.wait_for_request(tq) {
             Resumed::Request(OP_HELLO) => self.answer_hello(tq),
             Resumed::Died(status) => self.died(q, status),
-            Resumed::Request(_) | Resumed::Stalled => {
+            Resumed::Request(_) | Resumed::Stalled | Resumed::Spinning(_) => {
                 self.fail(Outcome::Unsupported {
                     detail: format!("node {}: a forked child never said hello", c.node),
                 });

@@ -7,18 +7,21 @@
 //! arrival. Time never moves while anything can run, so a run is a function of the decisions.
 //!
 //! Requests are served by one handler per operation (`op_*`), each in its family's module:
-//! [`time`], [`sockets`] and [`stream`], [`poll`], [`threads`], [`process`] and [`children`],
-//! [`files`];
+//! [`time`], [`sockets`] and [`stream`], [`local`] (pipes, eventfds, socketpairs), [`poll`],
+//! [`threads`], [`process`] and [`children`], [`files`];
 //! injected faults live in [`faults`], and [`fds`] owns what each (process, fd) refers to.
 
+mod busy;
 mod children;
 mod faults;
 mod fds;
 mod files;
+mod local;
 mod pin;
 mod poll;
 mod process;
 mod sockets;
+mod stall;
 mod stream;
 mod threads;
 mod time;
@@ -197,6 +200,8 @@ struct Proc {
     handled: u64,
     /// The status it announced when exiting (`OP_EXIT`), if it did.
     announced: Option<i64>,
+    /// Its descriptor table in `fds` (`node` for a node's own program).
+    table: u32,
 }
 
 /// A simulated thread: the unit the baton passes between.
@@ -204,12 +209,16 @@ struct Thread {
     proc: usize,
     slot: usize,
     wait: Wait,
+    /// Modelled CPU time ([`busy`]).
+    cpu: busy::Cpu,
 }
 
 enum Resumed {
     Request(u32),
     Died(i32),
     Stalled,
+    /// A task of the process burned CPU without handing off: where it spins.
+    Spinning(String),
 }
 
 /// The thread whose request is being served.
@@ -242,6 +251,8 @@ pub(crate) struct World<'a> {
     threads: Vec<Thread>,
     /// What every (process, fd) refers to.
     fds: fds::Fds,
+    /// The bytes in the processes' pipes and socketpairs.
+    pipes: local::Pipes,
     flights: BTreeMap<(SimTime, u64), Flight>,
     conns: BTreeMap<u64, stream::Conn>,
     segments: BTreeMap<(SimTime, u64), stream::Segment>,
@@ -335,6 +346,7 @@ pub(crate) fn run(
         procs: Vec::new(),
         threads: Vec::new(),
         fds: fds::Fds::default(),
+        pipes: local::Pipes::default(),
         flights: BTreeMap::new(),
         conns: BTreeMap::new(),
         segments: BTreeMap::new(),
@@ -433,6 +445,7 @@ impl World<'_> {
             self.runnable.clear();
             for t in 0..self.threads.len() {
                 if self.threads[t].wait == Wait::Ready
+                    && self.cpu_free(t)
                     && !self.paused[self.procs[self.threads[t].proc].node as usize]
                 {
                     self.runnable.push(t);
@@ -485,6 +498,15 @@ impl World<'_> {
         match self.wait_for_request(t) {
             Resumed::Request(op) => self.handle(t, op),
             Resumed::Died(status) => self.died(p, status),
+            Resumed::Spinning(place) => {
+                let node = self.procs[p].node;
+                self.fail(Outcome::Deadlock {
+                    detail: format!(
+                        "node {node} spins without an intercepted call at {}: {place}",
+                        self.now
+                    ),
+                });
+            }
             Resumed::Stalled => {
                 let node = self.procs[p].node;
                 let blocked = blocked_in(self.procs[p].pid);
@@ -538,6 +560,7 @@ impl World<'_> {
         }
         // Read on the first sleep only: a request that comes while spinning needs no clock.
         let mut started = None;
+        let mut sample: Option<stall::Sample> = None;
         loop {
             let v = turn.load(Ordering::Acquire);
             if requested(v) {
@@ -565,6 +588,9 @@ impl World<'_> {
             if let Some(status) = self.try_reap(p) {
                 return Resumed::Died(status);
             }
+            if let Some(place) = self.spin_check(p, started.elapsed(), &mut sample) {
+                return Resumed::Spinning(place);
+            }
             if started.elapsed().as_secs() >= WALL_STALL_SECS {
                 return Resumed::Stalled;
             }
@@ -575,6 +601,7 @@ impl World<'_> {
     fn handle(&mut self, t: usize, op: u32) {
         let p = self.threads[t].proc;
         let c = Caller { t, p, node: self.procs[p].node };
+        self.fds.enter(c.node, self.procs[p].table);
         // Threads `t` created are alive now that it is back.
         for x in self.threads.iter_mut() {
             if x.wait == Wait::Unborn(t) {
@@ -585,6 +612,9 @@ impl World<'_> {
         // SAFETY: the process holds TURN_HOST and waits: the slot's fields are ours until we
         // hand the baton back.
         let slot = unsafe { &mut *s };
+        if op != OP_HELLO {
+            self.charge(t, slot.local_calls);
+        }
         let reply = match op {
             OP_SPIN | OP_YIELD => Reply::Ret(0),
             OP_HELLO => self.op_exec_hello(c, slot),
@@ -596,6 +626,10 @@ impl World<'_> {
             OP_SLEEP => self.op_sleep(c, slot),
             OP_SOCKET => self.op_socket(c, slot),
             OP_CLOSE => self.op_close(c, slot),
+            OP_DUP => self.op_dup(c, slot),
+            OP_PIPE => self.op_pipe(c, slot),
+            OP_EVENTFD => self.op_eventfd(c, slot),
+            OP_SOCKETPAIR => self.op_socketpair(c, slot),
             OP_LISTEN => self.op_listen(c, slot),
             OP_ACCEPT => self.op_accept(c, slot),
             OP_SHUTDOWN => self.op_shutdown(c, slot),
@@ -644,6 +678,7 @@ impl World<'_> {
     fn wake_blocked(&mut self) {
         for t in 0..self.threads.len() {
             let node = self.procs[self.threads[t].proc].node;
+            self.fds.enter(node, self.procs[self.threads[t].proc].table);
             let s = self.slot(t);
             // SAFETY: blocked processes wait for TURN_THREAD; their slots are ours.
             let slot = unsafe { &mut *s };

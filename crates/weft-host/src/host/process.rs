@@ -33,9 +33,10 @@ impl World<'_> {
             pending: 0,
             handled: 0,
             announced: None,
+            table: node,
         });
         let p = self.procs.len() - 1;
-        self.threads.push(Thread { proc: p, slot, wait: Wait::Hello });
+        self.threads.push(Thread { proc: p, slot, wait: Wait::Hello, cpu: busy::Cpu::default() });
         let t = self.threads.len() - 1;
         self.event(node, EventKind::Start, None, None, 0, || {
             format!("start {} as {}", self.cfg.program.display(), format_ip(node_ip(node)))
@@ -56,6 +57,12 @@ impl World<'_> {
                 detail: format!(
                     "node {node} never contacted the host within {WALL_STALL_SECS}s: the shim \
                      did not load"
+                ),
+            }),
+            Resumed::Spinning(place) => self.fail(Outcome::Unsupported {
+                detail: format!(
+                    "node {node} spins before the shim made contact (the shim did not load?): \
+                     {place}"
                 ),
             }),
         }
@@ -136,17 +143,11 @@ impl World<'_> {
         let node = self.procs[p].node;
         self.mark_gone(p);
         self.orphan_children(p);
+        self.close_process_fds(p);
         if self.procs[p].pidfd.is_some() {
-            // A forked child: its descriptors are its parent's too (one table per node today),
-            // and its status is its parent's business, not the run's.
+            // A forked child: its status is its parent's business, not the run's.
             self.child_ended(p);
             return;
-        }
-        let fds: Vec<i32> = self.fds.on_node(node).map(|(fd, _)| fd).collect();
-        for fd in fds {
-            // As the kernel does at exit: connected streams end with a FIN.
-            self.stream_close(node, fd);
-            self.fds.close(node, fd);
         }
         if libc::WIFEXITED(status) {
             let code = libc::WEXITSTATUS(status);
@@ -178,6 +179,17 @@ impl World<'_> {
                 detail: format!("node {node} was killed by {} at {}", signal_name(sig), self.now),
             });
         }
+    }
+
+    /// Closes every descriptor of process `p`, as the kernel does at exit: a connected stream
+    /// whose last descriptor this was ends with a FIN.
+    pub(super) fn close_process_fds(&mut self, p: usize) {
+        let node = self.procs[p].node;
+        let was = self.fds.enter(node, self.procs[p].table);
+        for fd in self.fds.fds_of(node) {
+            self.close_fd(node, fd);
+        }
+        self.fds.enter(node, was);
     }
 
     /// The process announced its exit: wait (in real time, nothing else runs) until it is gone.

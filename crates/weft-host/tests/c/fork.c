@@ -3,6 +3,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -170,9 +173,9 @@ static int mode_spawn(void) {
     char *argv[] = {"sh", "-c", "echo spawned; exit 5", NULL};
     int r = posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, environ);
     int status = 0;
+    int w = waitpid(pid, &status, 0) == pid;
     printf("posix_spawn: %d\n", r);
-    fflush(stdout);
-    printf("waitpid: %d\n", waitpid(pid, &status, 0) == pid);
+    printf("waitpid: %d\n", w);
     report("spawned", status);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
@@ -181,14 +184,53 @@ static int mode_spawn(void) {
     posix_spawn_file_actions_addclose(&fa, 5);
     char *argv2[] = {"sh", "-c", "echo to seven >&7; exec 5</dev/null && echo five was closed", NULL};
     r = posix_spawnp(&pid, "sh", &fa, NULL, argv2, environ);
-    printf("posix_spawnp: %d\n", r);
-    fflush(stdout);
     waitpid(pid, &status, 0);
+    printf("posix_spawnp: %d\n", r);
     report("spawnp", status);
     posix_spawn_file_actions_destroy(&fa);
     char *argv3[] = {"x", NULL};
     printf("missing: %d\n", posix_spawn(&pid, "/nonexistent/program", NULL, NULL, argv3, environ) == ENOENT);
     printf("missing on PATH: %d\n", posix_spawnp(&pid, "no-such-program-here", NULL, NULL, argv3, environ) == ENOENT);
+    return 0;
+}
+
+/* A connection shared by parent and child stays one socket: the parent closes its copy, the
+ * child writes on its own and exits, and the peer reads the data, then EOF. */
+static int mode_socket(int port) {
+    int ls = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(ls, (struct sockaddr *)&a, sizeof a) != 0 || listen(ls, 4) != 0) {
+        perror("bind/listen");
+        return 1;
+    }
+    int cl = socket(AF_INET, SOCK_STREAM, 0);
+    if (connect(cl, (struct sockaddr *)&a, sizeof a) != 0) { perror("connect"); return 1; }
+    int conn = accept(ls, NULL, NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(cl);
+        close(ls);
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        const char *msg = "from the child";
+        _exit(write(conn, msg, strlen(msg)) == (ssize_t)strlen(msg) ? 0 : 1);
+    }
+    printf("parent: close its copy: %d\n", close(conn));
+    char buf[64];
+    ssize_t n = read(cl, buf, sizeof buf - 1);
+    buf[n > 0 ? n : 0] = 0;
+    printf("peer read: %s\n", buf);
+    n = read(cl, buf, sizeof buf);
+    printf("peer read after the child's exit: %zd\n", n);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    report("child", status);
     return 0;
 }
 
@@ -202,6 +244,7 @@ int main(int argc, char **argv) {
     if (!strcmp(m, "exec-child")) return mode_exec_child(argc > 2 ? argv[2] : "0");
     if (!strcmp(m, "system")) return mode_system();
     if (!strcmp(m, "spawn")) return mode_spawn();
+    if (!strcmp(m, "socket")) return mode_socket(argc > 2 ? atoi(argv[2]) : 7000);
     fprintf(stderr, "unknown mode %s\n", m);
     return 2;
 }
