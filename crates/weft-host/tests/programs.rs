@@ -57,7 +57,7 @@ fn planted_election_bug_is_found_and_the_fix_passes() {
         c
     };
     let mut fixed = buggy.clone();
-    fixed.args.push("--fixed".into());
+    fixed.groups[0].args.push("--fixed".into());
     let scenario = Scenario::calm();
     let found = (0..40).find(|&seed| {
         matches!(run(&buggy, &scenario, seed).report.outcome, Outcome::SafetyViolation { .. })
@@ -86,7 +86,7 @@ fn outcome_detail(o: &Outcome) -> String {
 #[test]
 fn static_binary_is_unsupported() {
     let mut cfg = pingpong();
-    cfg.program = common::compile("pingpong", &["-static"]);
+    cfg.groups[0].program = common::compile("pingpong", &["-static"]);
     let o = run(&cfg, &Scenario::calm(), 1).report.outcome;
     assert!(matches!(o, Outcome::Unsupported { .. }), "{o:?}");
     assert!(outcome_detail(&o).contains("statically linked"), "{o:?}");

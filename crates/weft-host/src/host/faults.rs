@@ -6,6 +6,7 @@ use super::*;
 /// The end of an injected fault, due at a virtual time.
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Timed {
+    Start(u32),
     Restart(u32),
     Resume(u32),
     Reconnect(u32),
@@ -117,6 +118,7 @@ impl World<'_> {
                 break;
             }
             match entry.remove() {
+                Timed::Start(node) => self.start(node)?,
                 Timed::Restart(node) => self.restart(node)?,
                 Timed::Resume(node) => self.resume(node),
                 Timed::Reconnect(node) => {
@@ -137,7 +139,7 @@ impl World<'_> {
                     "heal phase: links restored".into()
                 });
             }
-            self.timed.retain(|_, t| matches!(t, Timed::Restart(_)));
+            self.timed.retain(|_, t| matches!(t, Timed::Restart(_) | Timed::Start(_)));
             for node in 0..self.cfg.nodes {
                 self.resume(node);
                 if self.scenario.restart {

@@ -302,7 +302,7 @@ pub(crate) fn run(
     obs: &mut dyn Observer,
 ) -> io::Result<RunOutput> {
     let mut notes = Vec::new();
-    if let Some(reason) = crate::elf::unsupported_reason_cached(&cfg.program) {
+    if let Some(reason) = cfg.unsupported_reason() {
         return Ok(RunOutput {
             report: report(Outcome::Unsupported { detail: reason }, 0, 0, 0, SimTime::ZERO),
             lines: Vec::new(),
@@ -428,7 +428,10 @@ impl World<'_> {
 
     fn run_loop(&mut self) -> io::Result<Outcome> {
         for node in 0..self.cfg.nodes {
-            self.start(node)?;
+            match self.cfg.start_at(node) {
+                Some(at) => self.after(SimTime::ZERO + at, Timed::Start(node)),
+                None => self.start(node)?,
+            }
             if let Some(o) = self.outcome.take() {
                 return Ok(o);
             }
