@@ -116,10 +116,22 @@ pub unsafe extern "C" fn clock() -> libc::clock_t {
 }
 
 /// Blocks this simulated thread until virtual time `deadline` (ns since the run start).
-fn sleep_until(deadline: u64) {
+/// Sleeps until `deadline`; answers the ns left when a signal interrupted it (`EINTR`).
+fn sleep_until(deadline: u64) -> Option<u64> {
     slot().args[0] = deadline as i64;
     // SAFETY: callers check `active()` and hold the guard.
-    unsafe { handoff(OP_SLEEP) };
+    let r = unsafe { handoff(OP_SLEEP) };
+    (r == -(libc::EINTR as i64)).then(|| deadline.saturating_sub(now_ns()))
+}
+
+fn put_ns(ts: *mut libc::timespec, ns: u64) {
+    if !ts.is_null() {
+        // SAFETY: a non-null timespec the caller supplied.
+        unsafe {
+            (*ts).tv_sec = (ns / 1_000_000_000) as i64;
+            (*ts).tv_nsec = (ns % 1_000_000_000) as i64;
+        }
+    }
 }
 
 pub(crate) fn ts_ns(ts: &libc::timespec) -> u64 {
@@ -134,10 +146,11 @@ pub unsafe extern "C" fn nanosleep(req: *const libc::timespec, rem: *mut libc::t
                 set_errno(libc::EINVAL);
                 return -1;
             }
-            sleep_until(now_ns().saturating_add(ts_ns(&*req)));
-            if !rem.is_null() {
-                (*rem).tv_sec = 0;
-                (*rem).tv_nsec = 0;
+            let left = sleep_until(now_ns().saturating_add(ts_ns(&*req)));
+            put_ns(rem, left.unwrap_or(0));
+            if left.is_some() {
+                set_errno(libc::EINTR);
+                return -1;
             }
             return 0;
         }
@@ -164,12 +177,11 @@ pub unsafe extern "C" fn clock_nanosleep(
             } else {
                 now_ns().saturating_add(d)
             };
-            sleep_until(deadline);
-            if !rem.is_null() && flags & libc::TIMER_ABSTIME == 0 {
-                (*rem).tv_sec = 0;
-                (*rem).tv_nsec = 0;
+            let left = sleep_until(deadline);
+            if flags & libc::TIMER_ABSTIME == 0 {
+                put_ns(rem, left.unwrap_or(0));
             }
-            return 0;
+            return if left.is_some() { libc::EINTR } else { 0 };
         }
     }
     // clock_nanosleep returns the error number instead of setting errno.
@@ -188,7 +200,10 @@ pub unsafe extern "C" fn clock_nanosleep(
 pub unsafe extern "C" fn usleep(us: libc::useconds_t) -> c_int {
     if let Some(_g) = Guard::enter() {
         if active() {
-            sleep_until(now_ns().saturating_add(us as u64 * 1000));
+            if sleep_until(now_ns().saturating_add(us as u64 * 1000)).is_some() {
+                set_errno(libc::EINTR);
+                return -1;
+            }
             return 0;
         }
     }
@@ -199,8 +214,9 @@ pub unsafe extern "C" fn usleep(us: libc::useconds_t) -> c_int {
 pub unsafe extern "C" fn sleep(s: c_uint) -> c_uint {
     if let Some(_g) = Guard::enter() {
         if active() {
-            sleep_until(now_ns().saturating_add(s as u64 * 1_000_000_000));
-            return 0;
+            let left = sleep_until(now_ns().saturating_add(s as u64 * 1_000_000_000));
+            // Interrupted: the seconds left, rounded up as glibc does.
+            return left.map_or(0, |ns| ns.div_ceil(1_000_000_000) as c_uint);
         }
     }
     real!(sleep: fn(c_uint) -> c_uint)(s)

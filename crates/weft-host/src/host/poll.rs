@@ -10,9 +10,20 @@ impl World<'_> {
         if n > 0 || deadline.is_some_and(|d| d <= self.now) {
             Reply::Ret(n as i64)
         } else {
-            let retry = (slot.args[2] != 0).then_some(self.procs[c.p].steps);
+            if slot.args[3] != 0 {
+                // A second look that found nothing: the thread ran no program code since its
+                // last request, so this hand-off is no news for the node's other waiters.
+                self.procs[c.p].steps -= 1;
+            }
+            let retry = (slot.args[2] != 0).then_some(self.node_steps(c.node));
             Reply::Block(Wait::Poll { count, deadline, retry })
         }
+    }
+
+    /// Hand-offs made on `node` (by any of its processes): a waiter on real descriptors (a
+    /// pipe to a thread or a child) looks again once this has moved.
+    pub(super) fn node_steps(&self, node: u32) -> u64 {
+        self.procs.iter().filter(|p| p.node == node).map(|p| p.steps).sum()
     }
 
     pub(super) fn poll_ready(&self, node: u32, slot: &mut Slot, count: usize) -> usize {
