@@ -11,8 +11,7 @@ use weft_core::{Decisions, NullObserver, Outcome, Scenario};
 const STDERR_MARK: &str = "exec'd: realtime ";
 
 fn shim_run(args: &[&str], seed: u64) -> weft_host::RunOutput {
-    let mut cfg = common::config("fork", args, 1);
-    cfg.exit_codes = vec![0];
+    let cfg = common::config("fork", args, 1);
     let mut d = Decisions::random(seed);
     weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap()
 }

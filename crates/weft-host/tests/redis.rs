@@ -1,7 +1,8 @@
 //! End to end through `fork`: a redis primary and two replicas (the Debian `redis-server`,
 //! started by `sh -c` that execs it, so the shim follows the exec) complete a full
 //! synchronisation, which redis makes in a forked child writing the snapshot into a pipe; and
-//! the same seed twice gives the same output and trace hash.
+//! the same seed twice gives the same output and trace hash. Default configuration apart from
+//! addresses, `save ""`, no AOF and protected mode off (jemalloc's background thread on).
 
 mod common;
 use std::path::Path;
@@ -19,7 +20,7 @@ fn run(seed: u64) -> weft_host::RunOutput {
         std::fs::create_dir_all(dir.join(n.to_string())).unwrap();
     }
     let common = format!(
-        "{REDIS} --port 7000 --bind {{ip}} --save '' --appendonly no --protected-mode no --jemalloc-bg-thread no \
+        "{REDIS} --port 7000 --bind {{ip}} --save '' --appendonly no --protected-mode no \
          --dir {}/{{id}}",
         dir.display()
     );
