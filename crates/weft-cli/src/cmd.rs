@@ -303,7 +303,8 @@ impl TargetArgs {
         self.contract.is_some() || !self.knobs.is_empty()
     }
 
-    /// The runner's default scenario with this command's overrides (`--contract`).
+    /// The runner's default scenario with this command's overrides (`--contract`, then the
+    /// scenario flags of [`crate::run::knobs::ScenarioArgs`]).
     pub(crate) fn scenario(&self, runner: &dyn weft_core::Runner) -> Result<weft_core::Scenario> {
         let mut scenario = runner.default_scenario();
         if let Some(c) = self.contract {
