@@ -23,7 +23,7 @@ fn real_dlsym() -> Option<DlsymFn> {
         for version in [&b"GLIBC_2.34\0"[..], b"GLIBC_2.2.5\0"] {
             // SAFETY: NUL-terminated literals; dlvsym only reads them.
             p = unsafe {
-                libc::dlvsym(libc::RTLD_NEXT, b"dlsym\0".as_ptr().cast(), version.as_ptr().cast())
+                libc::dlvsym(libc::RTLD_NEXT, c"dlsym".as_ptr(), version.as_ptr().cast())
             };
             if !p.is_null() {
                 break;
@@ -55,7 +55,11 @@ impl Objects {
     }
 }
 
-unsafe extern "C" fn collect(info: *mut libc::dl_phdr_info, _size: usize, data: *mut c_void) -> c_int {
+unsafe extern "C" fn collect(
+    info: *mut libc::dl_phdr_info,
+    _size: usize,
+    data: *mut c_void,
+) -> c_int {
     // SAFETY: `data` is the `Objects` passed to dl_iterate_phdr below; `info` is valid for the
     // duration of this callback, its phdrs array holds `dlpi_phnum` entries.
     unsafe {

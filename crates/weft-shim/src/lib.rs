@@ -63,6 +63,7 @@ mod slot;
 mod sockets;
 mod threads;
 mod time;
+mod timers;
 
 /// What every hook module uses: C types, the protocol, the hand-off and the descriptor table.
 mod prelude {

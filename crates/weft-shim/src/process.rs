@@ -71,6 +71,12 @@ pub unsafe extern "C" fn getppid() -> libc::pid_t {
 
 #[no_mangle]
 pub unsafe extern "C" fn kill(pid: libc::pid_t, sig: c_int) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            // Virtual pids, virtual signals: the host finds the target and delivers.
+            return crate::signals::send(pid as i64, sig, SIGTO_PROCESS);
+        }
+    }
     let v = VPID.load(Ordering::Relaxed);
     let pid = if v > 0 && (pid as i64 == v || pid as i64 == -v) {
         let real = real!(getpid: fn() -> libc::pid_t)();

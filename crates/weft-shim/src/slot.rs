@@ -67,9 +67,19 @@ impl Guard {
 }
 
 impl Drop for Guard {
+    /// Leaving the outermost hook is where signals handed over meanwhile are delivered.
     fn drop(&mut self) {
         let _ = IN_HOOK.try_with(|g| g.set(false));
+        crate::signals::deliver_queued();
     }
+}
+
+/// Runs `f` (a signal handler) with hooks live again, from inside a hook.
+pub(crate) fn hooks_open<R>(f: impl FnOnce() -> R) -> R {
+    let was = IN_HOOK.try_with(|g| g.replace(false)).unwrap_or(false);
+    let r = f();
+    let _ = IN_HOOK.try_with(|g| g.set(was));
+    r
 }
 
 /// Writes a diagnostic line to stderr with a raw system call (no stdio, no allocation).
@@ -171,6 +181,7 @@ fn init() {
         libc::setvbuf(stdout, ptr::null_mut(), libc::_IOLBF, 0);
     }
     sys::install_escape_trap();
+    crate::signals::isolate();
 
     let _g = Guard::enter();
     // SAFETY: active, slot mapped; hello is the first request of this process.
@@ -216,6 +227,13 @@ pub(crate) fn announce_exit(status: i64) {
         (*slot).args[0] = status;
         notify_host(slot);
     }
+}
+
+/// The index of the main thread's slot.
+pub(crate) fn main_slot_index() -> usize {
+    let base = BASE.load(Ordering::Acquire) as usize;
+    let main = SLOT.load(Ordering::Acquire) as usize;
+    (0..MAX_SLOTS).find(|&k| base + slot_offset(k) == main).unwrap_or(0)
 }
 
 /// The slot with index `k` (the main thread has 0).
@@ -292,11 +310,19 @@ pub(crate) fn await_baton(slot: *mut Slot, spin: u32) {
 /// The state must be active; only the thread holding the baton calls this.
 pub(crate) unsafe fn handoff(op: u32) -> i64 {
     let slot = slot_ptr();
-    (*slot).op = op;
-    notify_host(slot);
-    await_baton(slot, spin_budget());
-    LOCAL_CALLS.store(0, Ordering::Relaxed);
-    (*slot).ret
+    loop {
+        (*slot).op = op;
+        notify_host(slot);
+        await_baton(slot, spin_budget());
+        LOCAL_CALLS.store(0, Ordering::Relaxed);
+        if (*slot).nsig == 0 {
+            return (*slot).ret;
+        }
+        // Signals came with the answer: queued, or run now if they interrupted the call.
+        if let Some(ret) = crate::signals::answered(slot, op) {
+            return ret;
+        }
+    }
 }
 
 pub(crate) fn slot() -> &'static mut Slot {

@@ -7,7 +7,8 @@
 //! arrival. Time never moves while anything can run, so a run is a function of the decisions.
 //!
 //! Requests are served by one handler per operation (`op_*`), each in its family's module:
-//! [`time`], [`sockets`] and [`stream`], [`poll`], [`threads`], [`process`], [`files`];
+//! [`time`], [`sockets`] and [`stream`], [`poll`], [`threads`], [`process`], [`signals`],
+//! [`timers`], [`files`];
 //! injected faults live in [`faults`], and [`fds`] owns what each (process, fd) refers to.
 
 mod faults;
@@ -16,10 +17,12 @@ mod files;
 mod pin;
 mod poll;
 mod process;
+mod signals;
 mod sockets;
 mod stream;
 mod threads;
 mod time;
+mod timers;
 
 use crate::config::{HostConfig, OnIdle};
 use crate::proto::*;
@@ -144,6 +147,17 @@ enum Wait {
         addr: u64,
         deadline: Option<SimTime>,
     },
+    /// In sigsuspend/pause until a signal is delivered.
+    Suspend,
+    /// In sigwait for a signal of `set` (a mask), or the deadline.
+    Sigwait {
+        set: u64,
+        deadline: Option<SimTime>,
+    },
+    /// In a blocking read of timerfd `fd` until it has expired.
+    TimerfdRead {
+        fd: i32,
+    },
     Gone,
 }
 
@@ -161,7 +175,8 @@ impl Wait {
             Wait::Recv { deadline, .. }
             | Wait::Poll { deadline, .. }
             | Wait::Cond { deadline, .. }
-            | Wait::Futex { deadline, .. } => deadline,
+            | Wait::Futex { deadline, .. }
+            | Wait::Sigwait { deadline, .. } => deadline,
             _ => None,
         }
     }
@@ -176,6 +191,7 @@ struct Proc {
     alive: bool,
     /// Hand-offs made by this process's threads so far.
     steps: u64,
+    sig: signals::ProcSignals,
 }
 
 /// A simulated thread: the unit the baton passes between.
@@ -183,6 +199,7 @@ struct Thread {
     proc: usize,
     slot: usize,
     wait: Wait,
+    sig: signals::ThreadSignals,
 }
 
 enum Resumed {
@@ -224,6 +241,8 @@ pub(crate) struct World<'a> {
     flights: BTreeMap<(SimTime, u64), Flight>,
     conns: BTreeMap<u64, stream::Conn>,
     segments: BTreeMap<(SimTime, u64), stream::Segment>,
+    /// Every process's timers, by (process, timer id).
+    timers: BTreeMap<(usize, i64), timers::Timer>,
     now: SimTime,
     seq: u64,
     next_port: Vec<u16>,
@@ -317,6 +336,7 @@ pub(crate) fn run(
         flights: BTreeMap::new(),
         conns: BTreeMap::new(),
         segments: BTreeMap::new(),
+        timers: BTreeMap::new(),
         now: SimTime::ZERO,
         seq: 0,
         next_port: vec![EPHEMERAL_PORT_FIRST; cfg.nodes as usize],
@@ -407,6 +427,7 @@ impl World<'_> {
             self.timed_due()?;
             self.deliver_due();
             self.deliver_segments();
+            self.timers_due();
             self.wake_blocked();
             // Reused from step to step: this loop runs once per hand-off.
             self.runnable.clear();
@@ -448,6 +469,7 @@ impl World<'_> {
 
     /// Gives the baton to `p` and handles what it asks next.
     fn step(&mut self, t: usize) {
+        self.attach_signals(t);
         let s = self.slot(t);
         // SAFETY: `t` is waiting on its turn word; storing TURN_THREAD hands it the baton.
         let turn = unsafe { &(*s).turn };
@@ -589,6 +611,16 @@ impl World<'_> {
             OP_FUTEX_WAIT => self.op_futex_wait(c, slot),
             OP_FUTEX_WAKE => self.op_futex_wake(c, slot),
             OP_COND_SIGNAL => self.op_cond_signal(c, slot),
+            OP_SIGACTION => self.op_sigaction(c, slot),
+            OP_SIGMASK => self.op_sigmask(c, slot),
+            OP_KILL => self.op_kill(c, slot),
+            OP_SIGSUSPEND => self.op_sigsuspend(c, slot),
+            OP_SIGWAIT => self.op_sigwait(c, slot),
+            OP_TIMER_CREATE => self.op_timer_create(c, slot),
+            OP_TIMER_SET => self.op_timer_set(c, slot),
+            OP_TIMER_GET => self.op_timer_get(c, slot),
+            OP_TIMER_DELETE => self.op_timer_delete(c, slot),
+            OP_TIMERFD_READ => self.op_timerfd_read(c, slot),
             OP_UNSUPPORTED => self.op_unsupported(c, slot),
             other => self.op_unknown(c, other),
         };
@@ -658,6 +690,8 @@ impl World<'_> {
                     slot.ret = -(libc::ETIMEDOUT as i64);
                     self.threads[t].wait = Wait::Ready;
                 }
+                Wait::Sigwait { .. } => self.wake_sigwait(t),
+                Wait::TimerfdRead { fd } => self.wake_timerfd(t, fd),
                 _ => {}
             }
         }

@@ -22,6 +22,13 @@ impl World<'_> {
             if e.fd < 0 {
                 continue;
             }
+            if let Some(readable) = self.timerfd_readable(node, e.fd) {
+                if readable && e.events & libc::POLLIN != 0 {
+                    e.revents = libc::POLLIN;
+                    n += 1;
+                }
+                continue;
+            }
             match self.fds.sock(node, e.fd) {
                 None => e.revents = libc::POLLNVAL,
                 Some(s) if s.stream.is_some() => {

@@ -26,9 +26,10 @@ impl World<'_> {
             partial: Vec::new(),
             alive: true,
             steps: 0,
+            sig: Default::default(),
         });
         let p = self.procs.len() - 1;
-        self.threads.push(Thread { proc: p, slot, wait: Wait::Hello });
+        self.threads.push(Thread { proc: p, slot, wait: Wait::Hello, sig: Default::default() });
         let t = self.threads.len() - 1;
         self.event(node, EventKind::Start, None, None, 0, || {
             format!("start {} as {}", self.cfg.program.display(), format_ip(node_ip(node)))

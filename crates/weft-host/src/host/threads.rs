@@ -8,7 +8,8 @@ impl World<'_> {
         let Some(k) = self.free_slot() else { return Reply::Ret(-(libc::EAGAIN as i64)) };
         self.region.reset_slot(k);
         // The new thread waits for the baton before running any program code.
-        self.threads.push(Thread { proc: c.p, slot: k, wait: Wait::Unborn(c.t) });
+        let sig = signals::ThreadSignals::inherit(&self.threads[c.t].sig);
+        self.threads.push(Thread { proc: c.p, slot: k, wait: Wait::Unborn(c.t), sig });
         let n = self.threads.len() - 1;
         self.event(c.node, EventKind::Note, None, None, n as u64, || format!("thread {n} created"));
         Reply::Ret(k as i64)
