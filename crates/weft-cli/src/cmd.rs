@@ -62,6 +62,8 @@ enum Cmd {
 struct ExplainArgs {
     /// A repro file written by `weft explore`.
     path: PathBuf,
+    #[command(flatten)]
+    exec: crate::run::process::ExecArgs,
 }
 
 /// Which target, variant, options and property a command runs.
@@ -85,6 +87,8 @@ pub(crate) struct TargetArgs {
     /// target's).
     #[arg(long, value_parser = parse_contract)]
     contract: Option<weft_core::Contract>,
+    #[command(flatten)]
+    knobs: crate::run::knobs::ScenarioArgs,
 }
 
 fn parse_contract(text: &str) -> Result<weft_core::Contract, String> {
@@ -175,6 +179,8 @@ fn parse_strategy_name(text: &str) -> Result<String, String> {
 struct ReplayArgs {
     /// A repro file written by `weft explore`.
     path: PathBuf,
+    #[command(flatten)]
+    exec: crate::run::process::ExecArgs,
     /// Print the run's timeline, one event per line.
     #[arg(long)]
     timeline: bool,
@@ -193,6 +199,8 @@ struct ReplayArgs {
 struct ShrinkArgs {
     /// A repro file written by `weft explore` (or an earlier `weft shrink`).
     path: PathBuf,
+    #[command(flatten)]
+    exec: crate::run::process::ExecArgs,
     /// Where to write the shrunk repro (default: PATH with `-shrunk` before `.json`).
     #[arg(long, short = 'o')]
     out: Option<PathBuf>,
@@ -209,6 +217,8 @@ struct ShrinkArgs {
 struct ShowArgs {
     /// A repro file.
     path: PathBuf,
+    #[command(flatten)]
+    exec: crate::run::process::ExecArgs,
     /// Write a self-contained HTML space-time diagram here.
     #[arg(long, value_name = "OUT.html")]
     html: Option<PathBuf>,
@@ -278,21 +288,22 @@ impl TargetArgs {
             mode: None,
             property: None,
             contract: None,
+            knobs: Default::default(),
         }
     }
 
     /// Whether this command overrides the target's default scenario.
     pub(crate) fn overrides_scenario(&self) -> bool {
-        self.contract.is_some()
+        self.contract.is_some() || !self.knobs.is_empty()
     }
 
     /// The runner's default scenario with this command's overrides (`--contract`).
-    pub(crate) fn scenario(&self, runner: &dyn weft_core::Runner) -> weft_core::Scenario {
+    pub(crate) fn scenario(&self, runner: &dyn weft_core::Runner) -> Result<weft_core::Scenario> {
         let mut scenario = runner.default_scenario();
         if let Some(c) = self.contract {
             scenario.disk.contract = c;
         }
-        scenario
+        self.knobs.apply(scenario)
     }
 
     pub(crate) fn with_property(mut self, property: Option<String>) -> TargetArgs {
@@ -417,8 +428,9 @@ fn shrink_repro(
 
 fn explore(a: ExploreArgs) -> Result<Code> {
     let (target, spec) = a.target.spec()?;
+    let spec = crate::run::process::resolve(spec, &a.out)?;
     let runner = target.prepare(&spec)?;
-    let scenario = a.target.scenario(runner.as_ref());
+    let scenario = a.target.scenario(runner.as_ref())?;
     let runs = match (a.runs, a.time) {
         (Some(n), _) => Some(n),
         (None, Some(_)) => None,
@@ -619,7 +631,7 @@ fn explore(a: ExploreArgs) -> Result<Code> {
 }
 
 fn shrink(a: ShrinkArgs) -> Result<Code> {
-    let repro = Repro::read(&a.path)?;
+    let repro = crate::run::process::open_repro(&a.path, &a.exec)?;
     let target = registry::find(&repro.spec.target)?;
     let runner = target.prepare(&repro.spec)?;
     let reference = match &a.passing_on {
@@ -660,7 +672,7 @@ fn shrink(a: ShrinkArgs) -> Result<Code> {
 }
 
 fn show(a: ShowArgs) -> Result<Code> {
-    let repro = Repro::read(&a.path)?;
+    let repro = crate::run::process::open_repro(&a.path, &a.exec)?;
     let target = registry::find(&repro.spec.target)?;
     let runner = target.prepare(&repro.spec)?;
     let r = weft_explore::replay(runner.as_ref(), &repro.scenario, &repro.decisions, true);
@@ -712,7 +724,7 @@ fn show(a: ShowArgs) -> Result<Code> {
 }
 
 fn replay(a: ReplayArgs) -> Result<Code> {
-    let repro = Repro::read(&a.path)?;
+    let repro = crate::run::process::open_repro(&a.path, &a.exec)?;
     let target = registry::find(&repro.spec.target)?;
     if let Some(variant) = &a.variant {
         return replay_on_variant(&a, &repro, target.as_ref(), variant);
@@ -782,7 +794,7 @@ fn replay_on_variant(
 fn check_determinism(a: DeterminismArgs) -> Result<Code> {
     let (target, spec) = a.target.spec()?;
     let runner = target.prepare(&spec)?;
-    let scenario = a.target.scenario(runner.as_ref());
+    let scenario = a.target.scenario(runner.as_ref())?;
     println!(
         "weft check-determinism {}  seeds {}  base seed {}",
         describe_spec(&spec),
@@ -801,7 +813,7 @@ fn check_determinism(a: DeterminismArgs) -> Result<Code> {
 }
 
 fn explain_crash(a: ExplainArgs) -> Result<Code> {
-    let repro = Repro::read(&a.path)?;
+    let repro = crate::run::process::open_repro(&a.path, &a.exec)?;
     let target = registry::find(&repro.spec.target)?;
     let runner = target.prepare(&repro.spec)?;
     let recorded = repro.scenario.disk.contract;

@@ -6,6 +6,7 @@
 
 pub mod decisions;
 pub mod hash;
+pub mod knobs;
 pub mod outcome;
 pub mod rng;
 pub mod scenario;
@@ -14,6 +15,7 @@ pub mod time;
 
 pub use decisions::Decisions;
 pub use hash::{hash_debug, stable_hash, StableHasher};
+pub use knobs::{KnobError, FAULT_KINDS, KNOBS};
 pub use outcome::{Modality, Outcome};
 pub use rng::{derive_seed, Ratio, Rng};
 pub use scenario::{Contract, DiskConfig, FaultBudget, FaultRates, Scenario};

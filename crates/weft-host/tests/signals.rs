@@ -9,14 +9,13 @@ use weft_core::{Decisions, NullObserver, Outcome, Scenario};
 use weft_host::RunOutput;
 
 fn native(scenario: &str) -> (String, std::process::ExitStatus) {
-    let bin = common::compile("signals", &["-lpthread"]);
+    let bin = common::compile("signals", &[]);
     let out = Command::new(&bin).arg(scenario).output().expect("run natively");
     (String::from_utf8(out.stdout).unwrap(), out.status)
 }
 
 fn shim(scenario: &str, seed: u64) -> RunOutput {
-    let mut cfg = common::config("signals", &[scenario], 1);
-    cfg.program = common::compile("signals", &["-lpthread"]);
+    let cfg = common::config("signals", &[scenario], 1);
     let mut d = Decisions::random(seed);
     weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap()
 }

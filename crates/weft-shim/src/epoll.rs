@@ -8,46 +8,78 @@ const EPOLL_MAX: usize = 16;
 const EPOLL_ENTRIES: usize = 64;
 
 struct EpollSet {
-    fd: AtomicI64,
+    /// The epoll object (in the descriptor table) this set belongs to; -1 = free.
+    obj: AtomicI64,
     /// Descriptors the shim does not simulate, registered in the real epoll instance.
     real: AtomicI64,
     fds: [AtomicI64; EPOLL_ENTRIES],
     events: [AtomicU32; EPOLL_ENTRIES],
     data: [AtomicU64; EPOLL_ENTRIES],
+    /// `EPOLLET` entries: the event bits that may be reported (an edge is pending). Reporting
+    /// a bit disarms it; reading, writing, accepting or connecting on the descriptor re-arms
+    /// the bits that call can change (see [`rearm`]).
+    armed: [AtomicU32; EPOLL_ENTRIES],
 }
 
 static EPOLLS: [EpollSet; EPOLL_MAX] = [const {
     EpollSet {
-        fd: AtomicI64::new(-1),
+        obj: AtomicI64::new(-1),
         real: AtomicI64::new(0),
         fds: [const { AtomicI64::new(-1) }; EPOLL_ENTRIES],
         events: [const { AtomicU32::new(0) }; EPOLL_ENTRIES],
         data: [const { AtomicU64::new(0) }; EPOLL_ENTRIES],
+        armed: [const { AtomicU32::new(0) }; EPOLL_ENTRIES],
     }
 }; EPOLL_MAX];
 
-fn epoll_set(epfd: c_int) -> Option<&'static EpollSet> {
-    EPOLLS.iter().find(|e| e.fd.load(Ordering::Relaxed) == epfd as i64)
+/// Readiness bits a read-side call (read, recv, accept) can change.
+pub(crate) const READ_SIDE: u32 = (libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLPRI) as u32;
+/// Readiness bits a write-side call (write, send, connect) can change.
+pub(crate) const WRITE_SIDE: u32 = libc::EPOLLOUT as u32;
+
+/// Edge-triggered emulation: `fd` was just read from or written to, so its readiness may have
+/// changed and the next wait may report `bits` again. Linux reports a new edge when data
+/// arrives or space frees up; re-arming on every call the program makes on the descriptor
+/// reports at least every edge Linux would (at worst one more, which an edge-triggered program
+/// answers with a read that finds nothing), and never loses one: a program that drained a
+/// descriptor (`EAGAIN`) always made such a call.
+pub(crate) fn rearm(fd: c_int, bits: u32) {
+    for set in EPOLLS.iter().filter(|e| e.obj.load(Ordering::Relaxed) >= 0) {
+        for (i, f) in set.fds.iter().enumerate() {
+            if f.load(Ordering::Relaxed) == fd as i64 {
+                set.armed[i].fetch_or(bits, Ordering::Relaxed);
+            }
+        }
+    }
 }
 
-/// Forgets the interest list of the epoll instance `fd` (it is being closed).
+/// The interest list of the epoll instance `epfd` refers to (any copy of it).
+fn epoll_set(epfd: c_int) -> Option<&'static EpollSet> {
+    if fdtable::kind(epfd) != FdKind::Epoll {
+        return None;
+    }
+    let obj = fdtable::obj(epfd) as i64;
+    EPOLLS.iter().find(|e| e.obj.load(Ordering::Relaxed) == obj)
+}
+
+/// Forgets the interest list of the epoll instance `fd` (its last descriptor is being closed).
 pub(crate) fn forget_epoll(fd: c_int) {
     if let Some(e) = epoll_set(fd) {
-        e.fd.store(-1, Ordering::Relaxed);
+        e.obj.store(-1, Ordering::Relaxed);
     }
 }
 
 fn register_epoll(fd: c_int) {
-    if fd < 0 {
+    if !fdtable::fits(fd) {
         return;
     }
-    if let Some(e) = EPOLLS.iter().find(|e| e.fd.load(Ordering::Relaxed) < 0) {
+    if let Some(e) = EPOLLS.iter().find(|e| e.obj.load(Ordering::Relaxed) < 0) {
         for f in &e.fds {
             f.store(-1, Ordering::Relaxed);
         }
-        e.fd.store(fd as i64, Ordering::Relaxed);
-        e.real.store(0, Ordering::Relaxed);
         fdtable::open_epoll(fd);
+        e.obj.store(fdtable::obj(fd) as i64, Ordering::Relaxed);
+        e.real.store(0, Ordering::Relaxed);
     }
 }
 
@@ -101,6 +133,7 @@ pub unsafe extern "C" fn epoll_ctl(
                     set.fds[free].store(fd as i64, Ordering::Relaxed);
                     set.events[free].store((*ev).events, Ordering::Relaxed);
                     set.data[free].store((*ev).u64, Ordering::Relaxed);
+                    set.armed[free].store(u32::MAX, Ordering::Relaxed);
                 }
                 libc::EPOLL_CTL_MOD | libc::EPOLL_CTL_DEL => {
                     let Some(i) = pos else {
@@ -112,6 +145,7 @@ pub unsafe extern "C" fn epoll_ctl(
                     } else {
                         set.events[i].store((*ev).events, Ordering::Relaxed);
                         set.data[i].store((*ev).u64, Ordering::Relaxed);
+                        set.armed[i].store(u32::MAX, Ordering::Relaxed);
                     }
                 }
                 _ => {
@@ -156,8 +190,15 @@ unsafe fn epoll_common(
     let mut n = 0;
     for i in 0..EPOLL_ENTRIES {
         let fd = set.fds[i].load(Ordering::Relaxed);
+        let mut ev = set.events[i].load(Ordering::Relaxed);
+        if ev & libc::EPOLLET as u32 != 0 {
+            // Only pending edges can end the wait (a level that was reported stays quiet).
+            ev &= set.armed[i].load(Ordering::Relaxed) | !0xffff;
+            if ev & 0xffff == 0 {
+                continue;
+            }
+        }
         if fd >= 0 {
-            let ev = set.events[i].load(Ordering::Relaxed);
             s.polls[n] = PollEntry { fd: fd as i32, events: (ev & 0xffff) as i16, revents: 0 };
             idx[n] = i;
             n += 1;
@@ -177,9 +218,13 @@ unsafe fn epoll_common(
     }
     let s = slot();
     for (entry, &i) in s.polls[..n].iter().zip(&idx[..n]) {
-        if entry.revents != 0 && k < max as usize {
+        let mut revents = entry.revents as u16 as u32;
+        if set.events[i].load(Ordering::Relaxed) & libc::EPOLLET as u32 != 0 {
+            revents &= set.armed[i].fetch_and(!revents, Ordering::Relaxed);
+        }
+        if revents != 0 && k < max as usize {
             let e = &mut *out.add(k);
-            e.events = entry.revents as u16 as u32;
+            e.events = revents;
             e.u64 = set.data[i].load(Ordering::Relaxed);
             if set.events[i].load(Ordering::Relaxed) & libc::EPOLLONESHOT as u32 != 0 {
                 set.events[i].store(0, Ordering::Relaxed);

@@ -50,11 +50,13 @@ macro_rules! real {
 mod proto;
 mod sys;
 
+mod creds;
 mod dl;
 mod epoll;
 mod fdtable;
 mod files;
 mod io;
+mod local;
 mod poll;
 mod process;
 mod random;

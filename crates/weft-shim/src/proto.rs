@@ -44,9 +44,9 @@ pub const REALTIME_BASE_NS: u64 = 1_767_225_600 * 1_000_000_000; // 2026-01-01T0
 pub const MONOTONIC_BASE_NS: u64 = 1_000 * 1_000_000_000;
 
 /// After this many calls served without a hand-off (clock reads, random bytes) the shim
-/// hands off anyway with `OP_SPIN`, so a busy loop on the clock becomes a visible hang
-/// instead of a silent one.
-pub const LOCAL_CALLS_MAX: u32 = 1 << 16;
+/// hands off anyway with `OP_SPIN`, so that the host charges their modelled cost and a loop
+/// waiting for the clock to move sees it move.
+pub const LOCAL_CALLS_MAX: u32 = 1 << 12;
 
 pub const TURN_IDLE: u32 = 0;
 pub const TURN_HOST: u32 = 1;
@@ -75,7 +75,7 @@ pub const OP_HELLO: u32 = 1;
 pub const OP_SLEEP: u32 = 2;
 /// A new simulated socket on fd `args[0]`: UDP, or a TCP-like stream when `args[1]` = 1.
 pub const OP_SOCKET: u32 = 3;
-/// `args[0]` fd; bind to `addr`.
+/// `args[0]` fd; bind to `addr`; `args[1]` = the socket's `REUSE_*` options.
 pub const OP_BIND: u32 = 4;
 /// `args[0]` fd; default destination `addr` (UDP), or connect a stream to `addr`
 /// (`args[1]` = 1 if non-blocking: answer -EINPROGRESS and let poll/SO_ERROR tell).
@@ -96,7 +96,7 @@ pub const OP_EXIT: u32 = 11;
 /// An escape: `args[0]` = syscall number (or -1), `args[1]` = address; `data` = a name.
 /// No answer is awaited; the host ends the run as Unsupported.
 pub const OP_UNSUPPORTED: u32 = 12;
-/// Many local calls without a hand-off (busy loop on the clock).
+/// Many local calls without a hand-off (a busy loop on the clock): only charges their cost.
 pub const OP_SPIN: u32 = 13;
 /// A yield point with no effect (thread switches).
 pub const OP_YIELD: u32 = 14;
@@ -125,7 +125,7 @@ pub const OP_THREAD_ABORT: u32 = 22;
 /// NUL-separated, `len` = their length.
 pub const OP_FILE: u32 = 23;
 
-/// Stream `args[0]` listens.
+/// Stream `args[0]` listens (`args[1]` = backlog, `args[2]` = its `REUSE_*` options).
 pub const OP_LISTEN: u32 = 24;
 /// Accept on listening stream `args[0]` into the new fd `args[1]` (`args[2]` = 1 if
 /// non-blocking). Answer 0 and the peer in `addr`, or -errno.
@@ -143,6 +143,25 @@ pub const OP_SOCKERR: u32 = 28;
 pub const OP_FUTEX_WAIT: u32 = 29;
 /// Wake up to `args[1]` futex waiters on address `args[0]`. Answer: how many were woken.
 pub const OP_FUTEX_WAKE: u32 = 30;
+/// Descriptor `args[1]` now refers to the socket `args[0]` refers to (`dup`, `dup2`, `dup3`,
+/// `fcntl(F_DUPFD*)`, already done natively; a socket `args[1]` held was closed first by an
+/// `OP_CLOSE`). Answer `args[1]`, or -EBADF.
+pub const OP_DUP: u32 = 31;
+/// A new pipe between the process's threads: read end `args[0]`, write end `args[1]` (real
+/// descriptors hold the numbers). Its ends are then read and written with `OP_RECVFROM` and
+/// `OP_SENDTO`, polled, closed and duplicated like sockets.
+pub const OP_PIPE: u32 = 32;
+/// A new eventfd at `args[0]` with the counter `args[1]` (`args[2]` = 1: `EFD_SEMAPHORE`);
+/// read and written (8 bytes) like a pipe end.
+pub const OP_EVENTFD: u32 = 33;
+/// A new connected pair of `AF_UNIX` stream sockets, `args[0]` and `args[1]`; read, written
+/// and shut down like a stream.
+pub const OP_SOCKETPAIR: u32 = 34;
+
+/// `SO_REUSEADDR` is set (in `OP_BIND` / `OP_LISTEN` `REUSE_*` options).
+pub const REUSE_ADDR: u8 = 1;
+/// `SO_REUSEPORT` is set.
+pub const REUSE_PORT: u8 = 2;
 
 // Signals and timers (numbered from 50, clear of the other families). Signal `n` is bit
 // `n - 1` of a mask (`u64`, signals 1..=64).
@@ -263,7 +282,9 @@ pub struct Slot {
     pub addr_port: u16,
     pub _pad: u16,
     pub len: u32,
-    pub _pad2: u32,
+    /// Calls the process served locally (clock reads, random bytes) since its last hand-off,
+    /// written by the thread with every request: the host charges them as modelled CPU time.
+    pub local_calls: u32,
     /// Signals delivered with this answer (`sigs[..nsig]`, written by the host before it hands
     /// the turn back; the shim runs their handlers or default actions and clears the count).
     /// An answer of `-EINTR` with `nsig > 0` means the blocking call was interrupted by them.

@@ -312,9 +312,9 @@ pub(crate) unsafe fn handoff(op: u32) -> i64 {
     let slot = slot_ptr();
     loop {
         (*slot).op = op;
+        (*slot).local_calls = LOCAL_CALLS.swap(0, Ordering::Relaxed);
         notify_host(slot);
         await_baton(slot, spin_budget());
-        LOCAL_CALLS.store(0, Ordering::Relaxed);
         if (*slot).nsig == 0 {
             return (*slot).ret;
         }

@@ -5,6 +5,21 @@
 use crate::prelude::*;
 use crate::time::now_ns;
 
+/// The socket's `SO_REUSEADDR` / `SO_REUSEPORT` as `REUSE_*` bits, read from the real socket
+/// that holds its fd number (`setsockopt` passes them through to it).
+unsafe fn reuse_options(fd: c_int) -> i64 {
+    let get = |name: c_int| {
+        let mut v: c_int = 0;
+        let mut len = core::mem::size_of::<c_int>() as socklen_t;
+        let p = [&mut v as *mut c_int as i64, &mut len as *mut socklen_t as i64];
+        let args = [fd as i64, libc::SOL_SOCKET as i64, name as i64, p[0], p[1], 0];
+        sys::raw_ret(libc::SYS_getsockopt, args) == 0 && v != 0
+    };
+    let addr = if get(libc::SO_REUSEADDR) { REUSE_ADDR } else { 0 };
+    let port = if get(libc::SO_REUSEPORT) { REUSE_PORT } else { 0 };
+    (addr | port) as i64
+}
+
 /// Reads an IPv4 socket address into the slot. Answers `-errno` on a bad address.
 unsafe fn put_addr(addr: *const sockaddr, len: socklen_t) -> i64 {
     if addr.is_null() || (len as usize) < core::mem::size_of::<libc::sockaddr_in>() {
@@ -74,12 +89,13 @@ pub unsafe extern "C" fn socket(domain: c_int, ty: c_int, proto: c_int) -> c_int
 #[no_mangle]
 pub unsafe extern "C" fn bind(fd: c_int, addr: *const sockaddr, len: socklen_t) -> c_int {
     if let Some(_g) = Guard::enter() {
-        if active() && fdtable::is_sim(fd) {
+        if active() && fdtable::is_inet(fd) {
             let e = put_addr(addr, len);
             if e < 0 {
                 return ret_errno(e) as c_int;
             }
             slot().args[0] = fd as i64;
+            slot().args[1] = reuse_options(fd);
             return ret_errno(handoff(OP_BIND)) as c_int;
         }
     }
@@ -89,13 +105,14 @@ pub unsafe extern "C" fn bind(fd: c_int, addr: *const sockaddr, len: socklen_t) 
 #[no_mangle]
 pub unsafe extern "C" fn connect(fd: c_int, addr: *const sockaddr, len: socklen_t) -> c_int {
     if let Some(_g) = Guard::enter() {
-        if active() && fdtable::is_sim(fd) {
+        if active() && fdtable::is_inet(fd) {
             let e = put_addr(addr, len);
             if e < 0 {
                 return ret_errno(e) as c_int;
             }
             slot().args[0] = fd as i64;
             slot().args[1] = fdtable::nonblocking(fd) as i64;
+            crate::epoll::rearm(fd, crate::epoll::WRITE_SIDE);
             return ret_errno(handoff(OP_CONNECT)) as c_int;
         }
         if active() {
@@ -115,9 +132,10 @@ pub unsafe extern "C" fn connect(fd: c_int, addr: *const sockaddr, len: socklen_
 #[no_mangle]
 pub unsafe extern "C" fn listen(fd: c_int, backlog: c_int) -> c_int {
     if let Some(_g) = Guard::enter() {
-        if active() && fdtable::is_sim(fd) {
+        if active() && fdtable::is_inet(fd) {
             slot().args[0] = fd as i64;
             slot().args[1] = backlog as i64;
+            slot().args[2] = reuse_options(fd);
             return ret_errno(handoff(OP_LISTEN)) as c_int;
         }
     }
@@ -130,6 +148,7 @@ unsafe fn accept_common(
     len: *mut socklen_t,
     flags: c_int,
 ) -> c_int {
+    crate::epoll::rearm(fd, crate::epoll::READ_SIDE);
     let args = [libc::AF_INET as i64, (libc::SOCK_STREAM | libc::SOCK_CLOEXEC) as i64, 0, 0, 0, 0];
     let newfd = sys::raw(libc::SYS_socket, args);
     if newfd < 0 {
@@ -159,7 +178,7 @@ unsafe fn accept_common(
 #[no_mangle]
 pub unsafe extern "C" fn accept(fd: c_int, addr: *mut sockaddr, len: *mut socklen_t) -> c_int {
     if let Some(_g) = Guard::enter() {
-        if active() && fdtable::is_sim(fd) {
+        if active() && fdtable::is_inet(fd) {
             return accept_common(fd, addr, len, 0);
         }
     }
@@ -174,7 +193,7 @@ pub unsafe extern "C" fn accept4(
     flags: c_int,
 ) -> c_int {
     if let Some(_g) = Guard::enter() {
-        if active() && fdtable::is_sim(fd) {
+        if active() && fdtable::is_inet(fd) {
             return accept_common(fd, addr, len, flags);
         }
     }
@@ -196,7 +215,7 @@ pub unsafe extern "C" fn shutdown(fd: c_int, how: c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn getpeername(fd: c_int, addr: *mut sockaddr, len: *mut socklen_t) -> c_int {
     if let Some(_g) = Guard::enter() {
-        if active() && fdtable::is_sim(fd) {
+        if active() && fdtable::is_inet(fd) {
             slot().args[0] = fd as i64;
             let r = handoff(OP_GETPEERNAME);
             if r < 0 {
@@ -218,7 +237,7 @@ pub unsafe extern "C" fn getsockopt(
     len: *mut socklen_t,
 ) -> c_int {
     if let Some(_g) = Guard::enter() {
-        if active() && fdtable::is_sim(fd) && level == libc::SOL_SOCKET && name == libc::SO_ERROR {
+        if active() && fdtable::is_inet(fd) && level == libc::SOL_SOCKET && name == libc::SO_ERROR {
             if val.is_null() || len.is_null() || (*len as usize) < core::mem::size_of::<c_int>() {
                 set_errno(libc::EINVAL);
                 return -1;
@@ -238,7 +257,7 @@ pub unsafe extern "C" fn getsockopt(
 #[no_mangle]
 pub unsafe extern "C" fn getsockname(fd: c_int, addr: *mut sockaddr, len: *mut socklen_t) -> c_int {
     if let Some(_g) = Guard::enter() {
-        if active() && fdtable::is_sim(fd) {
+        if active() && fdtable::is_inet(fd) {
             slot().args[0] = fd as i64;
             let r = handoff(OP_GETSOCKNAME);
             if r < 0 {
@@ -258,7 +277,12 @@ pub(crate) unsafe fn send_common(
     addr: *const sockaddr,
     alen: socklen_t,
 ) -> ssize_t {
-    if fdtable::kind(fd) == FdKind::SimStream {
+    crate::epoll::rearm(fd, crate::epoll::WRITE_SIDE);
+    if fdtable::kind(fd) == FdKind::SimLocal && !addr.is_null() {
+        set_errno(libc::EISCONN);
+        return -1;
+    }
+    if fdtable::is_bytes(fd) {
         return send_stream(fd, iov);
     }
     let s = slot();
@@ -334,6 +358,7 @@ pub(crate) unsafe fn recv_common(
     alen: *mut socklen_t,
     truncated: Option<&mut bool>,
 ) -> ssize_t {
+    crate::epoll::rearm(fd, crate::epoll::READ_SIDE);
     let s = slot();
     let cap: usize = iov.iter().map(|v| v.iov_len).sum();
     let nonblock = fdtable::nonblocking(fd) || flags & libc::MSG_DONTWAIT != 0;
@@ -360,7 +385,14 @@ pub(crate) unsafe fn recv_common(
     if let Some(t) = truncated {
         *t = copied < len;
     }
-    get_addr(addr, alen);
+    if fdtable::kind(fd) == FdKind::SimLocal {
+        // An unnamed AF_UNIX peer (a socketpair, a pipe): Linux reports no address.
+        if !alen.is_null() {
+            *alen = 0;
+        }
+    } else {
+        get_addr(addr, alen);
+    }
     if flags & libc::MSG_TRUNC != 0 {
         len as ssize_t
     } else {

@@ -453,3 +453,69 @@ pub unsafe extern "C" fn pthread_mutex_timedlock(
         m, abstime,
     )
 }
+
+// ---------------------------------------------------------------------------------------------
+// Calls a busy wait is made of: each is a point where another thread may run, and (in the
+// host) costs modelled CPU time, so a loop of them sees virtual time pass.
+
+#[no_mangle]
+pub unsafe extern "C" fn sched_yield() -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            handoff(OP_YIELD);
+            return 0;
+        }
+    }
+    sys::raw(libc::SYS_sched_yield, [0; 6]) as c_int
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pthread_yield() -> c_int {
+    sched_yield()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pthread_mutex_trylock(m: *mut libc::pthread_mutex_t) -> c_int {
+    let r = real!(pthread_mutex_trylock: fn(*mut libc::pthread_mutex_t) -> c_int)(m);
+    if r == libc::EBUSY {
+        if let Some(_g) = Guard::enter() {
+            if active() {
+                handoff(OP_YIELD);
+            }
+        }
+    }
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pthread_spin_trylock(l: *mut libc::pthread_spinlock_t) -> c_int {
+    let r = real!(pthread_spin_trylock: fn(*mut libc::pthread_spinlock_t) -> c_int)(l);
+    if r == libc::EBUSY {
+        if let Some(_g) = Guard::enter() {
+            if active() {
+                handoff(OP_YIELD);
+            }
+        }
+    }
+    r
+}
+
+/// A spin lock's holder may be a thread that is not running (only one runs at a time): spin
+/// through the host, so the holder gets to run and release it.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_spin_lock(l: *mut libc::pthread_spinlock_t) -> c_int {
+    let trylock = real!(pthread_spin_trylock: fn(*mut libc::pthread_spinlock_t) -> c_int);
+    loop {
+        let r = trylock(l);
+        if r != libc::EBUSY {
+            return r;
+        }
+        if let Some(_g) = Guard::enter() {
+            if active() {
+                handoff(OP_YIELD);
+                continue;
+            }
+        }
+        core::hint::spin_loop();
+    }
+}

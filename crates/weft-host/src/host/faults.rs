@@ -6,6 +6,7 @@ use super::*;
 /// The end of an injected fault, due at a virtual time.
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Timed {
+    Start(u32),
     Restart(u32),
     Resume(u32),
     Reconnect(u32),
@@ -91,6 +92,7 @@ impl World<'_> {
         self.mark_gone(p);
         self.reset_node_streams(node);
         self.fds.close_node(node);
+        self.pipes.close_node(node);
         self.down[node as usize] = true;
         self.event(node, EventKind::Crash, None, None, 0, || "crashed (injected)".into());
     }
@@ -110,6 +112,7 @@ impl World<'_> {
                 break;
             }
             match entry.remove() {
+                Timed::Start(node) => self.start(node)?,
                 Timed::Restart(node) => self.restart(node)?,
                 Timed::Resume(node) => self.resume(node),
                 Timed::Reconnect(node) => {
@@ -130,7 +133,7 @@ impl World<'_> {
                     "heal phase: links restored".into()
                 });
             }
-            self.timed.retain(|_, t| matches!(t, Timed::Restart(_)));
+            self.timed.retain(|_, t| matches!(t, Timed::Restart(_) | Timed::Start(_)));
             for node in 0..self.cfg.nodes {
                 self.resume(node);
                 if self.scenario.restart {

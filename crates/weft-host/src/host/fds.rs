@@ -1,36 +1,104 @@
-//! The host's descriptor table: the single owner of what a (process, fd) refers to. Today a
-//! node has one process and a descriptor can only be a simulated socket, keyed by
-//! `(node, fd)`; every lookup goes through this API, so duplicated descriptors, descriptors
-//! shared across `fork`, pipes and eventfds change this one place.
+//! The host's descriptor table: the single owner of what a (process, fd) refers to. A
+//! descriptor refers to an object ([`ObjId`]): a socket, or a process-local object (a pipe
+//! end, an eventfd, a socketpair end). Several descriptors may refer to one (`dup`, `dup2`,
+//! `dup3`, `fcntl(F_DUPFD)`), and the object lives until the last of them is closed, as an open
+//! file description does on Linux. Today a node has one process, so a descriptor is keyed by
+//! `(node, fd)`; every lookup goes through this API, so descriptors shared across `fork`
+//! change this one place.
 
+use super::local::Local;
 use super::sockets::Sock;
 use std::collections::BTreeMap;
 
-/// Every open simulated descriptor of every process.
+/// An object: its node and its number there, in creation order (so the same run names the
+/// same objects).
+pub(super) type ObjId = (u32, u64);
+
+/// What a descriptor refers to.
+pub(super) enum Object {
+    Sock(Sock),
+    Local(Local),
+}
+
+struct Entry {
+    /// How many descriptors refer to it.
+    refs: u32,
+    obj: Object,
+}
+
+/// Every open simulated descriptor of every process, and the objects they refer to.
 #[derive(Default)]
 pub(super) struct Fds {
-    socks: BTreeMap<(u32, i32), Sock>,
+    fds: BTreeMap<(u32, i32), ObjId>,
+    /// Every object some descriptor refers to.
+    objs: BTreeMap<ObjId, Entry>,
+    next: u64,
 }
 
 impl Fds {
-    /// Records a new socket at `fd` of `node`'s process (replacing whatever was there).
-    pub(super) fn open_socket(&mut self, node: u32, fd: i32, sock: Sock) {
-        self.socks.insert((node, fd), sock);
+    /// Records a new socket at `fd` of `node`'s process; answers its object. A descriptor
+    /// still recorded there was closed behind the shim's back, and is forgotten.
+    pub(super) fn open_socket(&mut self, node: u32, fd: i32, sock: Sock) -> ObjId {
+        self.open(node, fd, Object::Sock(sock))
     }
 
-    /// Closes `fd` of `node`'s process; answers the socket it held.
-    pub(super) fn close(&mut self, node: u32, fd: i32) -> Option<Sock> {
-        self.socks.remove(&(node, fd))
+    /// Records a new process-local object at `fd` of `node`'s process (the caller has closed
+    /// whatever `fd` held).
+    pub(super) fn open_local(&mut self, node: u32, fd: i32, local: Local) -> ObjId {
+        self.open(node, fd, Object::Local(local))
     }
 
-    /// Closes every descriptor of `node`'s process (it crashed).
+    fn open(&mut self, node: u32, fd: i32, obj: Object) -> ObjId {
+        self.close(node, fd);
+        self.next += 1;
+        let id = (node, self.next);
+        self.objs.insert(id, Entry { refs: 1, obj });
+        self.fds.insert((node, fd), id);
+        id
+    }
+
+    /// Makes `new` of `node`'s process refer to what `old` refers to (the caller has closed
+    /// `new`). False if `old` is not open.
+    pub(super) fn dup(&mut self, node: u32, old: i32, new: i32) -> bool {
+        let Some(&id) = self.fds.get(&(node, old)) else { return false };
+        if old == new {
+            return true;
+        }
+        self.close(node, new);
+        self.objs.get_mut(&id).expect("referenced object").refs += 1;
+        self.fds.insert((node, new), id);
+        true
+    }
+
+    /// True when `fd` is the last descriptor referring to its socket (closing it closes the
+    /// socket).
+    pub(super) fn is_last(&self, node: u32, fd: i32) -> bool {
+        self.id(node, fd).is_some_and(|id| self.objs[&id].refs == 1)
+    }
+
+    /// Closes `fd` of `node`'s process; the object goes with its last descriptor, and is
+    /// answered then.
+    pub(super) fn close(&mut self, node: u32, fd: i32) -> Option<Object> {
+        let id = self.fds.remove(&(node, fd))?;
+        let e = self.objs.get_mut(&id).expect("referenced object");
+        e.refs -= 1;
+        (e.refs == 0).then(|| self.objs.remove(&id).expect("referenced object").obj)
+    }
+
+    /// Closes every descriptor and socket of `node`'s process (it crashed).
     pub(super) fn close_node(&mut self, node: u32) {
-        self.socks.retain(|k, _| k.0 != node);
+        self.fds.retain(|k, _| k.0 != node);
+        self.objs.retain(|k, _| k.0 != node);
     }
 
-    /// True when `fd` of `node`'s process is an open simulated socket.
+    /// The socket `fd` of `node`'s process refers to.
+    pub(super) fn id(&self, node: u32, fd: i32) -> Option<ObjId> {
+        self.fds.get(&(node, fd)).copied()
+    }
+
+    /// True when `fd` of `node`'s process is open (a socket or a process-local object).
     pub(super) fn is_open(&self, node: u32, fd: i32) -> bool {
-        self.socks.contains_key(&(node, fd))
+        self.fds.contains_key(&(node, fd))
     }
 
     /// True when `fd` of `node`'s process is a stream socket.
@@ -39,20 +107,58 @@ impl Fds {
     }
 
     pub(super) fn sock(&self, node: u32, fd: i32) -> Option<&Sock> {
-        self.socks.get(&(node, fd))
+        self.by_id(self.id(node, fd)?)
     }
 
     pub(super) fn sock_mut(&mut self, node: u32, fd: i32) -> Option<&mut Sock> {
-        self.socks.get_mut(&(node, fd))
+        self.by_id_mut(self.id(node, fd)?)
     }
 
     /// The socket at `fd` of `node`'s process, which the caller knows is open.
     pub(super) fn open_sock(&self, node: u32, fd: i32) -> &Sock {
-        &self.socks[&(node, fd)]
+        self.sock(node, fd).expect("open socket")
     }
 
-    /// The open descriptors of `node`'s process and their sockets, in fd order.
-    pub(super) fn on_node(&self, node: u32) -> impl Iterator<Item = (i32, &Sock)> + '_ {
-        self.socks.range((node, i32::MIN)..=(node, i32::MAX)).map(|(k, s)| (k.1, s))
+    pub(super) fn by_id(&self, id: ObjId) -> Option<&Sock> {
+        match self.objs.get(&id).map(|e| &e.obj) {
+            Some(Object::Sock(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub(super) fn by_id_mut(&mut self, id: ObjId) -> Option<&mut Sock> {
+        match self.objs.get_mut(&id).map(|e| &mut e.obj) {
+            Some(Object::Sock(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The process-local object `fd` of `node`'s process refers to.
+    pub(super) fn local(&self, node: u32, fd: i32) -> Option<&Local> {
+        match self.objs.get(&self.id(node, fd)?).map(|e| &e.obj) {
+            Some(Object::Local(l)) => Some(l),
+            _ => None,
+        }
+    }
+
+    pub(super) fn local_mut(&mut self, node: u32, fd: i32) -> Option<&mut Local> {
+        let id = self.id(node, fd)?;
+        match self.objs.get_mut(&id).map(|e| &mut e.obj) {
+            Some(Object::Local(l)) => Some(l),
+            _ => None,
+        }
+    }
+
+    /// The open descriptors of `node`'s process, in fd order.
+    pub(super) fn fds_of(&self, node: u32) -> Vec<i32> {
+        self.fds.range((node, i32::MIN)..=(node, i32::MAX)).map(|(k, _)| k.1).collect()
+    }
+
+    /// The sockets of `node`'s process, in creation order.
+    pub(super) fn socks_of(&self, node: u32) -> impl Iterator<Item = (ObjId, &Sock)> + '_ {
+        self.objs.range((node, 0)..=(node, u64::MAX)).filter_map(|(id, e)| match &e.obj {
+            Object::Sock(s) => Some((*id, s)),
+            Object::Local(_) => None,
+        })
     }
 }

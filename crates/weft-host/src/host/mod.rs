@@ -7,18 +7,21 @@
 //! arrival. Time never moves while anything can run, so a run is a function of the decisions.
 //!
 //! Requests are served by one handler per operation (`op_*`), each in its family's module:
-//! [`time`], [`sockets`] and [`stream`], [`poll`], [`threads`], [`process`], [`signals`],
-//! [`timers`], [`files`];
+//! [`time`], [`sockets`] and [`stream`], [`local`] (pipes, eventfds, socketpairs), [`poll`],
+//! [`threads`], [`process`], [`signals`], [`timers`], [`files`];
 //! injected faults live in [`faults`], and [`fds`] owns what each (process, fd) refers to.
 
+mod busy;
 mod faults;
 mod fds;
 mod files;
+mod local;
 mod pin;
 mod poll;
 mod process;
 mod signals;
 mod sockets;
+mod stall;
 mod stream;
 mod threads;
 mod time;
@@ -200,12 +203,16 @@ struct Thread {
     slot: usize,
     wait: Wait,
     sig: signals::ThreadSignals,
+    /// Modelled CPU time ([`busy`]).
+    cpu: busy::Cpu,
 }
 
 enum Resumed {
     Request(u32),
     Died(i32),
     Stalled,
+    /// A task of the process burned CPU without handing off: where it spins.
+    Spinning(String),
 }
 
 /// The thread whose request is being served.
@@ -238,6 +245,8 @@ pub(crate) struct World<'a> {
     threads: Vec<Thread>,
     /// What every (process, fd) refers to.
     fds: fds::Fds,
+    /// The bytes in the processes' pipes and socketpairs.
+    pipes: local::Pipes,
     flights: BTreeMap<(SimTime, u64), Flight>,
     conns: BTreeMap<u64, stream::Conn>,
     segments: BTreeMap<(SimTime, u64), stream::Segment>,
@@ -289,7 +298,7 @@ pub(crate) fn run(
     obs: &mut dyn Observer,
 ) -> io::Result<RunOutput> {
     let mut notes = Vec::new();
-    if let Some(reason) = crate::elf::unsupported_reason_cached(&cfg.program) {
+    if let Some(reason) = cfg.unsupported_reason() {
         return Ok(RunOutput {
             report: report(Outcome::Unsupported { detail: reason }, 0, 0, 0, SimTime::ZERO),
             lines: Vec::new(),
@@ -333,6 +342,7 @@ pub(crate) fn run(
         procs: Vec::new(),
         threads: Vec::new(),
         fds: fds::Fds::default(),
+        pipes: local::Pipes::default(),
         flights: BTreeMap::new(),
         conns: BTreeMap::new(),
         segments: BTreeMap::new(),
@@ -415,7 +425,10 @@ impl World<'_> {
 
     fn run_loop(&mut self) -> io::Result<Outcome> {
         for node in 0..self.cfg.nodes {
-            self.start(node)?;
+            match self.cfg.start_at(node) {
+                Some(at) => self.after(SimTime::ZERO + at, Timed::Start(node)),
+                None => self.start(node)?,
+            }
             if let Some(o) = self.outcome.take() {
                 return Ok(o);
             }
@@ -433,6 +446,7 @@ impl World<'_> {
             self.runnable.clear();
             for t in 0..self.threads.len() {
                 if self.threads[t].wait == Wait::Ready
+                    && self.cpu_free(t)
                     && !self.paused[self.procs[self.threads[t].proc].node as usize]
                 {
                     self.runnable.push(t);
@@ -483,6 +497,15 @@ impl World<'_> {
         match self.wait_for_request(t) {
             Resumed::Request(op) => self.handle(t, op),
             Resumed::Died(status) => self.died(p, status),
+            Resumed::Spinning(place) => {
+                let node = self.procs[p].node;
+                self.fail(Outcome::Deadlock {
+                    detail: format!(
+                        "node {node} spins without an intercepted call at {}: {place}",
+                        self.now
+                    ),
+                });
+            }
             Resumed::Stalled => {
                 let node = self.procs[p].node;
                 let blocked = blocked_in(self.procs[p].pid);
@@ -536,6 +559,7 @@ impl World<'_> {
         }
         // Read on the first sleep only: a request that comes while spinning needs no clock.
         let mut started = None;
+        let mut sample: Option<stall::Sample> = None;
         loop {
             let v = turn.load(Ordering::Acquire);
             if requested(v) {
@@ -563,6 +587,9 @@ impl World<'_> {
             if let Some(status) = self.try_reap(p) {
                 return Resumed::Died(status);
             }
+            if let Some(place) = self.spin_check(p, started.elapsed(), &mut sample) {
+                return Resumed::Spinning(place);
+            }
             if started.elapsed().as_secs() >= WALL_STALL_SECS {
                 return Resumed::Stalled;
             }
@@ -583,11 +610,18 @@ impl World<'_> {
         // SAFETY: the process holds TURN_HOST and waits: the slot's fields are ours until we
         // hand the baton back.
         let slot = unsafe { &mut *s };
+        if op != OP_HELLO {
+            self.charge(t, slot.local_calls);
+        }
         let reply = match op {
             OP_SPIN | OP_YIELD | OP_HELLO => Reply::Ret(0),
             OP_SLEEP => self.op_sleep(c, slot),
             OP_SOCKET => self.op_socket(c, slot),
             OP_CLOSE => self.op_close(c, slot),
+            OP_DUP => self.op_dup(c, slot),
+            OP_PIPE => self.op_pipe(c, slot),
+            OP_EVENTFD => self.op_eventfd(c, slot),
+            OP_SOCKETPAIR => self.op_socketpair(c, slot),
             OP_LISTEN => self.op_listen(c, slot),
             OP_ACCEPT => self.op_accept(c, slot),
             OP_SHUTDOWN => self.op_shutdown(c, slot),

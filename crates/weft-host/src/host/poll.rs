@@ -29,24 +29,32 @@ impl World<'_> {
                 }
                 continue;
             }
-            match self.fds.sock(node, e.fd) {
-                None => e.revents = libc::POLLNVAL,
-                Some(s) if s.stream.is_some() => {
-                    e.revents = self.stream_revents(node, e.fd, e.events)
-                }
-                Some(s) => {
-                    if e.events & libc::POLLIN != 0 && !s.queue.is_empty() {
-                        e.revents |= libc::POLLIN;
-                    }
-                    if e.events & libc::POLLOUT != 0 {
-                        e.revents |= libc::POLLOUT;
-                    }
-                }
-            }
+            e.revents = match self.local_revents(node, e.fd, e.events) {
+                Some(re) => re,
+                None => self.sock_revents(node, e.fd, e.events),
+            };
             if e.revents != 0 {
                 n += 1;
             }
         }
         n
+    }
+
+    /// poll() readiness of a socket (`POLLNVAL`: `fd` is not open).
+    fn sock_revents(&self, node: u32, fd: i32, events: i16) -> i16 {
+        match self.fds.sock(node, fd) {
+            None => libc::POLLNVAL,
+            Some(s) if s.stream.is_some() => self.stream_revents(node, fd, events),
+            Some(s) => {
+                let mut re = 0;
+                if events & libc::POLLIN != 0 && !s.queue.is_empty() {
+                    re |= libc::POLLIN;
+                }
+                if events & libc::POLLOUT != 0 {
+                    re |= libc::POLLOUT;
+                }
+                re
+            }
+        }
     }
 }

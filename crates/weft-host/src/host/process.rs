@@ -8,10 +8,9 @@ impl World<'_> {
     pub(super) fn start(&mut self, node: u32) -> io::Result<()> {
         let slot = node as usize;
         self.region.reset_slot(slot);
-        let args: Vec<String> = self.cfg.args_for(node);
+        let launch = self.cfg.launch(node);
         let spawned = spawn::spawn(&SpawnSpec {
-            program: &self.cfg.program,
-            args: &args,
+            launch: &launch,
             shim: self.shim,
             region_fd: self.region.fd(),
             slot,
@@ -29,10 +28,16 @@ impl World<'_> {
             sig: Default::default(),
         });
         let p = self.procs.len() - 1;
-        self.threads.push(Thread { proc: p, slot, wait: Wait::Hello, sig: Default::default() });
+        self.threads.push(Thread {
+            proc: p,
+            slot,
+            wait: Wait::Hello,
+            sig: Default::default(),
+            cpu: busy::Cpu::default(),
+        });
         let t = self.threads.len() - 1;
         self.event(node, EventKind::Start, None, None, 0, || {
-            format!("start {} as {}", self.cfg.program.display(), format_ip(node_ip(node)))
+            format!("start {} as {}", launch.program.display(), format_ip(node_ip(node)))
         });
         match self.wait_for_request(t) {
             Resumed::Request(OP_HELLO) => {
@@ -62,14 +67,19 @@ impl World<'_> {
                      did not load"
                 ),
             }),
+            Resumed::Spinning(place) => self.fail(Outcome::Unsupported {
+                detail: format!(
+                    "node {node} spins before the shim made contact (the shim did not load?): \
+                     {place}"
+                ),
+            }),
         }
         Ok(())
     }
 
     pub(super) fn try_reap(&mut self, p: usize) -> Option<i32> {
         let mut status = 0;
-        // SAFETY: non-blocking wait for our own child.
-        let r = unsafe { libc::waitpid(self.procs[p].pid, &mut status, libc::WNOHANG) };
+        let r = spawn::reap(self.procs[p].pid, &mut status, libc::WNOHANG);
         (r == self.procs[p].pid).then_some(status)
     }
 
@@ -130,19 +140,18 @@ impl World<'_> {
         }
         let node = self.procs[p].node;
         self.mark_gone(p);
-        let fds: Vec<i32> = self.fds.on_node(node).map(|(fd, _)| fd).collect();
-        for fd in fds {
+        for fd in self.fds.fds_of(node) {
             // As the kernel does at exit: connected streams end with a FIN.
-            self.stream_close(node, fd);
-            self.fds.close(node, fd);
+            self.close_fd(node, fd);
         }
         if libc::WIFEXITED(status) {
             let code = libc::WEXITSTATUS(status);
             self.event(node, EventKind::Note, None, None, code as u64, || format!("exit {code}"));
-            if !self.cfg.exit_codes.contains(&code) {
-                self.fail(Outcome::TargetCrashed {
+            if !self.cfg.exit_ok(node, code) {
+                let limit = self.cfg.limit_outcome(node, self.procs[p].pid, status, self.now);
+                self.fail(limit.unwrap_or(Outcome::TargetCrashed {
                     detail: format!("node {node} exited with status {code} at {}", self.now),
-                });
+                }));
             }
         } else if libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGSYS {
             // The seccomp trap fired while the program had SIGSYS blocked or ignored, so the
@@ -162,9 +171,10 @@ impl World<'_> {
             self.event(node, EventKind::Crash, None, None, sig as u64, || {
                 format!("killed by {}", signal_name(sig))
             });
-            self.fail(Outcome::TargetCrashed {
+            let limit = self.cfg.limit_outcome(node, self.procs[p].pid, status, self.now);
+            self.fail(limit.unwrap_or(Outcome::TargetCrashed {
                 detail: format!("node {node} was killed by {} at {}", signal_name(sig), self.now),
-            });
+            }));
         }
     }
 

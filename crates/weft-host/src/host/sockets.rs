@@ -2,6 +2,7 @@
 //! delivery into receive queues) and the socket-call handlers, which hand stream sockets on to
 //! [`super::stream`].
 
+use super::fds::ObjId;
 use super::*;
 use std::collections::VecDeque;
 
@@ -27,6 +28,34 @@ pub(super) struct Sock {
     pub(super) stream: Option<stream::Stream>,
     /// Pending error for SO_ERROR (a failed non-blocking connect).
     pub(super) err: i32,
+    /// `SO_REUSEADDR` / `SO_REUSEPORT` as of its bind (or listen): `REUSE_*` bits.
+    pub(super) reuse: u8,
+}
+
+impl Sock {
+    pub(super) fn listening(&self) -> bool {
+        matches!(self.stream, Some(stream::Stream::Listening { .. }))
+    }
+}
+
+/// Whether a socket with `reuse` may bind the port `other` holds, by Linux's rules: both set
+/// `SO_REUSEPORT`, or both set `SO_REUSEADDR` and `other` is not listening.
+fn shareable(reuse: u8, other: &Sock) -> bool {
+    let both = reuse & other.reuse;
+    both & REUSE_PORT != 0 || (both & REUSE_ADDR != 0 && !other.listening())
+}
+
+/// Which of the sockets sharing a port (`SO_REUSEPORT`/`SO_REUSEADDR`) receives what
+/// `from` sends: with `SO_REUSEPORT` set on all, a hash of the sender's address (one flow
+/// always reaches the same socket, as on Linux); otherwise the newest socket.
+pub(super) fn pick_receiver(users: &[(ObjId, u8)], from: (u32, u16)) -> ObjId {
+    if users.len() > 1 && users.iter().all(|u| u.1 & REUSE_PORT != 0) {
+        let mut h = StableHasher::new();
+        h.write_u32(from.0);
+        h.write_u16(from.1);
+        return users[(h.finish() % users.len() as u64) as usize].0;
+    }
+    users.last().expect("a receiver").0
 }
 
 /// A datagram in flight from node `from` to port `port` of node `to`.
@@ -46,14 +75,47 @@ impl World<'_> {
     }
 
     pub(super) fn op_close(&mut self, c: Caller, slot: &mut Slot) -> Reply {
-        let fd = slot.args[0] as i32;
-        self.stream_close(c.node, fd);
-        self.fds.close(c.node, fd);
+        self.close_fd(c.node, slot.args[0] as i32);
         Reply::Ret(0)
     }
 
+    /// Closes `fd`; the socket itself closes (a stream sends its FIN) with its last descriptor.
+    pub(super) fn close_fd(&mut self, node: u32, fd: i32) {
+        if self.fds.is_last(node, fd) {
+            self.stream_close(node, fd);
+        }
+        if let Some(obj) = self.fds.close(node, fd) {
+            self.local_closed(obj);
+        }
+    }
+
+    pub(super) fn op_dup(&mut self, c: Caller, slot: &mut Slot) -> Reply {
+        let (old, new) = (slot.args[0] as i32, slot.args[1] as i32);
+        if !self.fds.is_open(c.node, old) {
+            return Reply::Ret(-(libc::EBADF as i64));
+        }
+        if old != new {
+            self.close_fd(c.node, new);
+            self.fds.dup(c.node, old, new);
+        }
+        Reply::Ret(new as i64)
+    }
+
     pub(super) fn op_listen(&mut self, c: Caller, slot: &mut Slot) -> Reply {
-        Reply::Ret(self.stream_listen(c.node, slot.args[0] as i32))
+        let (node, fd) = (c.node, slot.args[0] as i32);
+        let Some(id) = self.fds.id(node, fd) else { return Reply::Ret(-(libc::EBADF as i64)) };
+        let sock = self.fds.sock_mut(node, fd).expect("open");
+        sock.reuse = slot.args[2] as u8;
+        let (port, reuse, fresh) =
+            (sock.port, sock.reuse, sock.stream == Some(stream::Stream::Fresh));
+        // Another listener on the port clashes, unless both set SO_REUSEPORT.
+        let clash = |(other, s): (ObjId, &Sock)| {
+            other != id && s.listening() && reuse & s.reuse & REUSE_PORT == 0
+        };
+        if fresh && port != 0 && self.port_users(node, true, port).any(clash) {
+            return Reply::Ret(-(libc::EADDRINUSE as i64));
+        }
+        Reply::Ret(self.stream_listen(node, fd))
     }
 
     pub(super) fn op_accept(&mut self, c: Caller, slot: &mut Slot) -> Reply {
@@ -68,7 +130,11 @@ impl World<'_> {
     }
 
     pub(super) fn op_shutdown(&mut self, c: Caller, slot: &mut Slot) -> Reply {
-        Reply::Ret(self.stream_shutdown(c.node, slot.args[0] as i32, slot.args[1] as i32))
+        let (fd, how) = (slot.args[0] as i32, slot.args[1] as i32);
+        if self.fds.local(c.node, fd).is_some() {
+            return Reply::Ret(self.local_shutdown(c.node, fd, how));
+        }
+        Reply::Ret(self.stream_shutdown(c.node, fd, how))
     }
 
     pub(super) fn op_getpeername(&mut self, c: Caller, slot: &mut Slot) -> Reply {
@@ -96,7 +162,8 @@ impl World<'_> {
     }
 
     pub(super) fn op_bind(&mut self, c: Caller, slot: &mut Slot) -> Reply {
-        Reply::Ret(self.bind(c.node, slot.args[0] as i32, slot.addr_ip, slot.addr_port))
+        let reuse = slot.args[1] as u8;
+        Reply::Ret(self.bind(c.node, slot.args[0] as i32, slot.addr_ip, slot.addr_port, reuse))
     }
 
     pub(super) fn op_connect(&mut self, c: Caller, slot: &mut Slot) -> Reply {
@@ -133,8 +200,11 @@ impl World<'_> {
 
     pub(super) fn op_sendto(&mut self, c: Caller, slot: &mut Slot) -> Reply {
         let fd = slot.args[0] as i32;
+        let len = (slot.len as usize).min(DATA_MAX);
+        if self.fds.local(c.node, fd).is_some() {
+            return Reply::Ret(self.local_write(c.node, fd, &slot.data[..len]));
+        }
         if self.fds.is_stream(c.node, fd) {
-            let len = (slot.len as usize).min(DATA_MAX);
             return Reply::Ret(self.stream_send(c.node, fd, &slot.data[..len]));
         }
         Reply::Ret(self.sendto(c.node, slot))
@@ -157,44 +227,57 @@ impl World<'_> {
         }
     }
 
-    pub(super) fn bind(&mut self, node: u32, fd: i32, ip: u32, port: u16) -> i64 {
-        if !self.fds.is_open(node, fd) {
-            return -(libc::EBADF as i64);
-        }
+    /// bind() of `fd` to `ip:port` (0: an ephemeral port), with the socket's `SO_REUSEADDR` /
+    /// `SO_REUSEPORT` as `REUSE_*` bits.
+    pub(super) fn bind(&mut self, node: u32, fd: i32, ip: u32, port: u16, reuse: u8) -> i64 {
+        let Some(id) = self.fds.id(node, fd) else { return -(libc::EBADF as i64) };
         if ip != 0 && ip != node_ip(node) && ip != LOCALHOST {
             return -(libc::EADDRNOTAVAIL as i64);
         }
-        if self.fds.open_sock(node, fd).port != 0 {
+        let sock = self.fds.open_sock(node, fd);
+        if sock.port != 0 {
             return -(libc::EINVAL as i64);
         }
-        let port = if port == 0 { self.ephemeral(node) } else { port };
-        if self.port_owner(node, port).is_some() {
+        let stream = sock.stream.is_some();
+        let port = if port == 0 { self.ephemeral(node, stream) } else { port };
+        if self.port_users(node, stream, port).any(|(other, s)| other != id && !shareable(reuse, s))
+        {
             return -(libc::EADDRINUSE as i64);
         }
         if let Some(s) = self.fds.sock_mut(node, fd) {
             s.port = port;
+            s.reuse = reuse;
         }
         0
     }
 
-    pub(super) fn port_owner(&self, node: u32, port: u16) -> Option<i32> {
-        self.fds.on_node(node).find(|(_, s)| s.port == port).map(|(fd, _)| fd)
+    /// The sockets of `node` bound to `port`, in the stream or the datagram port space (Linux
+    /// keeps the two apart: a TCP and a UDP socket may both have port 7000).
+    pub(super) fn port_users(
+        &self,
+        node: u32,
+        stream: bool,
+        port: u16,
+    ) -> impl Iterator<Item = (ObjId, &Sock)> + '_ {
+        self.fds.socks_of(node).filter(move |(_, s)| s.port == port && s.stream.is_some() == stream)
     }
 
-    pub(super) fn ephemeral(&mut self, node: u32) -> u16 {
+    pub(super) fn ephemeral(&mut self, node: u32, stream: bool) -> u16 {
         loop {
             let port = self.next_port[node as usize];
             self.next_port[node as usize] =
                 if port == u16::MAX { EPHEMERAL_PORT_FIRST } else { port + 1 };
-            if self.port_owner(node, port).is_none() {
+            if self.port_users(node, stream, port).next().is_none() {
                 return port;
             }
         }
     }
 
     pub(super) fn autobind(&mut self, node: u32, fd: i32) {
-        if self.fds.sock(node, fd).is_some_and(|s| s.port == 0) {
-            let port = self.ephemeral(node);
+        if let Some(stream) =
+            self.fds.sock(node, fd).filter(|s| s.port == 0).map(|s| s.stream.is_some())
+        {
+            let port = self.ephemeral(node, stream);
             if let Some(s) = self.fds.sock_mut(node, fd) {
                 s.port = port;
             }
@@ -288,6 +371,9 @@ impl World<'_> {
         cap: usize,
         slot: &mut Slot,
     ) -> Option<i64> {
+        if self.fds.local(node, fd).is_some() {
+            return self.local_try_read(node, fd, peek, cap, slot);
+        }
         let sock = self.fds.sock_mut(node, fd)?;
         if sock.stream.is_some() {
             return self.stream_try_recv(node, fd, peek, cap, slot);
@@ -312,15 +398,21 @@ impl World<'_> {
                 h.finish()
             };
             let alive = self.procs.iter().any(|p| p.node == f.to && p.alive);
-            let owner = if alive { self.port_owner(f.to, f.port) } else { None };
-            let Some(fd) = owner else {
+            let users: Vec<(ObjId, u8)> = if alive {
+                self.port_users(f.to, false, f.port).map(|(id, s)| (id, s.reuse)).collect()
+            } else {
+                Vec::new()
+            };
+            let from = (f.dgram.src_ip, f.dgram.src_port);
+            let owner = (!users.is_empty()).then(|| pick_receiver(&users, from));
+            let Some(id) = owner else {
                 self.event(f.to, EventKind::Drop, Some(f.from), Some(f.msg), payload, || {
                     format!("nothing bound to port {} on n{}", f.port, f.to)
                 });
                 continue;
             };
             let len = f.dgram.data.len();
-            let sock = self.fds.sock_mut(f.to, fd).expect("owner exists");
+            let sock = self.fds.by_id_mut(id).expect("owner exists");
             if sock.queue.len() >= QUEUE_MAX {
                 self.event(f.to, EventKind::Drop, Some(f.from), Some(f.msg), payload, || {
                     "receive queue full".into()

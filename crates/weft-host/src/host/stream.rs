@@ -8,6 +8,7 @@
 //! datagrams, with message faults off: a stream hides loss by retransmitting, which here is
 //! simply not losing.
 
+use super::fds::ObjId;
 use super::{format_ip, node_ip, Wait, World};
 use crate::proto::Slot;
 use std::collections::VecDeque;
@@ -29,8 +30,8 @@ pub(super) enum Stream {
 }
 
 pub(super) struct Conn {
-    /// `(node, fd)` of each end while it has a socket.
-    ends: [Option<(u32, i32)>; 2],
+    /// The socket of each end while it has one.
+    ends: [Option<ObjId>; 2],
     /// `(ip, port)` of each end.
     addrs: [(u32, u16); 2],
     /// Bytes each end can read.
@@ -164,7 +165,7 @@ impl World<'_> {
         self.conns.insert(
             conn,
             Conn {
-                ends: [Some((node, fd)), None],
+                ends: [self.fds.id(node, fd), None],
                 addrs: [(node_ip(node), port_here), (node_ip(to), port)],
                 inbox: [VecDeque::new(), VecDeque::new()],
                 eof: [false; 2],
@@ -230,18 +231,20 @@ impl World<'_> {
             None => return Some(-(libc::EBADF as i64)),
         };
         let port = self.fds.open_sock(node, fd).port;
-        let c = self.conns.get_mut(&conn).expect("pending connection");
-        c.ends[1] = Some((node, newfd));
-        let peer = c.addrs[0];
-        self.fds.open_socket(
+        let reuse = self.fds.open_sock(node, fd).reuse;
+        let id = self.fds.open_socket(
             node,
             newfd,
             super::sockets::Sock {
                 port,
                 stream: Some(Stream::Connected(conn)),
+                reuse,
                 ..Default::default()
             },
         );
+        let c = self.conns.get_mut(&conn).expect("pending connection");
+        c.ends[1] = Some(id);
+        let peer = c.addrs[0];
         slot.addr_ip = peer.0;
         slot.addr_port = peer.1;
         let from = peer.0.wrapping_sub(crate::host::NODE_IP_BASE);
@@ -254,7 +257,7 @@ impl World<'_> {
     fn my_conn(&self, node: u32, fd: i32) -> Option<(u64, usize)> {
         match self.fds.sock(node, fd)?.stream {
             Some(Stream::Connected(c)) => {
-                let end = usize::from(self.conns[&c].ends[1] == Some((node, fd)));
+                let end = usize::from(self.conns[&c].ends[1] == self.fds.id(node, fd));
                 Some((c, end))
             }
             _ => None,
@@ -342,7 +345,7 @@ impl World<'_> {
         };
         match stream {
             Stream::Connected(conn) | Stream::Connecting(conn) => {
-                let end = usize::from(self.conns[&conn].ends[1] == Some((node, fd)));
+                let end = usize::from(self.conns[&conn].ends[1] == self.fds.id(node, fd));
                 if !self.conns[&conn].shut[end] {
                     self.send_seg(conn, 1 - end, Seg::Fin);
                 }
@@ -377,7 +380,7 @@ impl World<'_> {
             }
             Some(Stream::Connected(conn)) => {
                 let c = &self.conns[conn];
-                let end = usize::from(c.ends[1] == Some((node, fd)));
+                let end = usize::from(c.ends[1] == self.fds.id(node, fd));
                 if !c.inbox[end].is_empty() || c.eof[end] || c.reset {
                     re |= libc::POLLIN;
                 }
@@ -411,8 +414,16 @@ impl World<'_> {
                 Seg::Syn => {
                     let port = c.addrs[1].1;
                     let alive = self.procs.iter().any(|p| p.node == to_node && p.alive);
-                    let listener = if alive { self.port_owner(to_node, port) } else { None };
-                    let queued = listener.and_then(|fd| match self.fds.sock_mut(to_node, fd) {
+                    let listeners: Vec<(ObjId, u8)> = if alive {
+                        let users = self.port_users(to_node, true, port);
+                        users.filter(|(_, s)| s.listening()).map(|(id, s)| (id, s.reuse)).collect()
+                    } else {
+                        Vec::new()
+                    };
+                    let from = c.addrs[0];
+                    let listener = (!listeners.is_empty())
+                        .then(|| super::sockets::pick_receiver(&listeners, from));
+                    let queued = listener.and_then(|id| match self.fds.by_id_mut(id) {
                         Some(super::sockets::Sock {
                             stream: Some(Stream::Listening { backlog }),
                             ..
@@ -438,8 +449,9 @@ impl World<'_> {
                 }
                 Seg::SynAck | Seg::Refused => {
                     let refused = matches!(seg, Seg::Refused);
-                    if let Some((node, fd)) = c.ends[0] {
-                        if let Some(s) = self.fds.sock_mut(node, fd) {
+                    if let Some(id) = c.ends[0] {
+                        let node = to_node;
+                        if let Some(s) = self.fds.by_id_mut(id) {
                             if s.stream == Some(Stream::Connecting(conn)) {
                                 s.stream = Some(if refused {
                                     s.err = libc::ECONNREFUSED;
@@ -493,8 +505,8 @@ impl World<'_> {
                     });
                 }
                 Seg::Rst => {
-                    if let Some((node, fd)) = c.ends[to] {
-                        if let Some(s) = self.fds.sock_mut(node, fd) {
+                    if let Some(id) = c.ends[to] {
+                        if let Some(s) = self.fds.by_id_mut(id) {
                             if s.stream == Some(Stream::Connecting(conn)) {
                                 s.err = libc::ECONNRESET;
                                 s.stream = Some(Stream::Failed(libc::ECONNRESET));

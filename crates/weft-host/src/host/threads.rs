@@ -9,7 +9,13 @@ impl World<'_> {
         self.region.reset_slot(k);
         // The new thread waits for the baton before running any program code.
         let sig = signals::ThreadSignals::inherit(&self.threads[c.t].sig);
-        self.threads.push(Thread { proc: c.p, slot: k, wait: Wait::Unborn(c.t), sig });
+        self.threads.push(Thread {
+            proc: c.p,
+            slot: k,
+            wait: Wait::Unborn(c.t),
+            sig,
+            cpu: busy::Cpu::default(),
+        });
         let n = self.threads.len() - 1;
         self.event(c.node, EventKind::Note, None, None, n as u64, || format!("thread {n} created"));
         Reply::Ret(k as i64)

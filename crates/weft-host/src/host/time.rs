@@ -27,6 +27,7 @@ impl World<'_> {
             .filter_map(|t| t.wait.deadline())
             .chain(self.timed.keys().next().map(|k| k.0))
             .chain(self.next_timer())
+            .chain(self.next_unheld())
             .chain(self.heal_pending().then_some(SimTime::ZERO + self.scenario.fault_phase))
             .min();
         let next = match (next_flight, next_deadline) {

@@ -1,5 +1,5 @@
 /* Ends badly on purpose: "segv" dereferences NULL, "exit3" exits with status 3, "spin"
- * busy-waits on the clock (a hang), "block" waits forever on a socket, "system" starts a
+ * busy-waits on the clock until the second turns (it ends: calls cost modelled time), "block" waits forever on a socket, "system" starts a
  * child process (not simulated). */
 #include <stdio.h>
 #include <stdlib.h>
