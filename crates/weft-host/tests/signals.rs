@@ -78,6 +78,11 @@ fn sigwaitinfo_takes_a_blocked_signal() {
 }
 
 #[test]
+fn signalfd_reads_raised_and_sent_signals_in_read_poll_and_epoll() {
+    parity("signalfd");
+}
+
+#[test]
 fn sigterm_default_action_kills_the_process() {
     let (want, status) = native("term");
     assert_eq!(status.signal(), Some(libc::SIGTERM), "natively: {status:?}");
@@ -101,7 +106,7 @@ fn a_real_signal_from_the_kernel_never_reaches_the_program() {
 
 #[test]
 fn same_seed_same_trace() {
-    for scenario in ["eintr", "suspend", "recv-restart"] {
+    for scenario in ["eintr", "suspend", "recv-restart", "signalfd"] {
         let a = shim(scenario, 3);
         let b = shim(scenario, 3);
         assert_eq!(a.report.trace_hash, b.report.trace_hash, "{scenario}");

@@ -200,6 +200,13 @@ pub const OP_TIMER_DELETE: u32 = 58;
 /// last read (> 0), or -EAGAIN.
 pub const OP_TIMERFD_READ: u32 = 59;
 
+/// Signalfd `args[0]` reads the signals of mask `args[1]` (created or changed), or is closed
+/// (`args[2]` = 1).
+pub const OP_SIGNALFD: u32 = 60;
+/// Read signalfd `args[0]` (`args[1]` = 1 if non-blocking), at most `args[2]` signals: answer
+/// how many were taken, their `SigInfo`s in `data`, or -EAGAIN.
+pub const OP_SIGNALFD_READ: u32 = 61;
+
 pub const TIMER_KIND_POSIX: i64 = 1;
 pub const TIMER_KIND_FD: i64 = 2;
 pub const TIMER_ID_ITIMER_REAL: i64 = -1;

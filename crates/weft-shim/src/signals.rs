@@ -132,7 +132,7 @@ pub(crate) fn answered(slot: *mut Slot, op: u32) -> Option<i64> {
         // A condition variable or a semaphore wakes spuriously: the caller looks again.
         OP_COND_WAIT => Some(0),
         // Linux restarts these with SA_RESTART (a socket with SO_RCVTIMEO: never).
-        OP_ACCEPT | OP_TIMERFD_READ if restart => None,
+        OP_ACCEPT | OP_TIMERFD_READ | OP_SIGNALFD_READ if restart => None,
         OP_RECVFROM if restart && args[2] == 0 => None,
         _ => Some(ret),
     }
@@ -225,6 +225,10 @@ fn deliver(info: &SigInfo) {
 
 /// A `siginfo_t` as Linux fills it for `info` (x86-64 layout: signo, errno, code, then the
 /// union at byte 16: pid/uid for `kill`, timer id/overrun/value for timers).
+pub(crate) fn mask_of_set(set: *const libc::sigset_t) -> u64 {
+    mask_of(set) & !(UNBLOCKABLE | GLIBC_SIGNALS)
+}
+
 fn siginfo(info: &SigInfo) -> libc::siginfo_t {
     let mut raw = [0u32; 32];
     raw[0] = info.signo as u32;

@@ -161,6 +161,11 @@ enum Wait {
     TimerfdRead {
         fd: i32,
     },
+    /// In a blocking read of signalfd `fd` (for up to `max` signals).
+    SignalfdRead {
+        fd: i32,
+        max: usize,
+    },
     Gone,
 }
 
@@ -655,6 +660,8 @@ impl World<'_> {
             OP_TIMER_GET => self.op_timer_get(c, slot),
             OP_TIMER_DELETE => self.op_timer_delete(c, slot),
             OP_TIMERFD_READ => self.op_timerfd_read(c, slot),
+            OP_SIGNALFD => self.op_signalfd(c, slot),
+            OP_SIGNALFD_READ => self.op_signalfd_read(c, slot),
             OP_UNSUPPORTED => self.op_unsupported(c, slot),
             other => self.op_unknown(c, other),
         };
@@ -726,6 +733,7 @@ impl World<'_> {
                 }
                 Wait::Sigwait { .. } => self.wake_sigwait(t),
                 Wait::TimerfdRead { fd } => self.wake_timerfd(t, fd),
+                Wait::SignalfdRead { fd, max } => self.wake_signalfd(t, fd, max, slot),
                 _ => {}
             }
         }

@@ -22,7 +22,8 @@ impl World<'_> {
             if e.fd < 0 {
                 continue;
             }
-            if let Some(readable) = self.timerfd_readable(node, e.fd) {
+            let special = self.timerfd_readable(node, e.fd);
+            if let Some(readable) = special.or_else(|| self.signalfd_readable(node, e.fd)) {
                 if readable && e.events & libc::POLLIN != 0 {
                     e.revents = libc::POLLIN;
                     n += 1;

@@ -38,11 +38,17 @@ fn stops_by_default(sig: i32) -> bool {
 pub(super) struct ProcSignals {
     disp: [Disp; NSIG + 1],
     pending: BTreeMap<i32, SigInfo>,
+    /// The process's signalfds and their masks.
+    signalfds: BTreeMap<i32, u64>,
 }
 
 impl Default for ProcSignals {
     fn default() -> ProcSignals {
-        ProcSignals { disp: [Disp::Default; NSIG + 1], pending: BTreeMap::new() }
+        ProcSignals {
+            disp: [Disp::Default; NSIG + 1],
+            pending: BTreeMap::new(),
+            signalfds: BTreeMap::new(),
+        }
     }
 }
 
@@ -263,6 +269,7 @@ impl World<'_> {
                 | Wait::Suspend
                 | Wait::Sigwait { .. }
                 | Wait::TimerfdRead { .. }
+                | Wait::SignalfdRead { .. }
         );
         if interruptible {
             self.answer(t, -(libc::EINTR as i64));
@@ -353,5 +360,68 @@ impl World<'_> {
             (&mut (*s).sigs)[..n].copy_from_slice(&batch[..n]);
             (*s).nsig = n as u32;
         }
+    }
+
+    pub(super) fn op_signalfd(&mut self, c: Caller, slot: &mut Slot) -> Reply {
+        let fd = slot.args[0] as i32;
+        let fds = &mut self.procs[c.p].sig.signalfds;
+        if slot.args[2] == 1 {
+            fds.remove(&fd);
+        } else {
+            fds.insert(fd, slot.args[1] as u64);
+        }
+        Reply::Ret(0)
+    }
+
+    pub(super) fn op_signalfd_read(&mut self, c: Caller, slot: &mut Slot) -> Reply {
+        let fd = slot.args[0] as i32;
+        let max = (slot.args[2].max(1) as usize).min(SIG_BATCH);
+        match self.signalfd_take(c.t, fd, max, slot) {
+            None => Reply::Ret(-(libc::EBADF as i64)),
+            Some(0) if slot.args[1] != 0 => Reply::Ret(-(libc::EAGAIN as i64)),
+            Some(0) => Reply::Block(Wait::SignalfdRead { fd, max }),
+            Some(n) => Reply::Ret(n as i64),
+        }
+    }
+
+    /// Takes up to `max` pending signals of signalfd `fd`'s mask for thread `t` into `slot`'s
+    /// data; `None` if `fd` is no signalfd of its process.
+    fn signalfd_take(&mut self, t: usize, fd: i32, max: usize, slot: &mut Slot) -> Option<usize> {
+        let mask = *self.procs[self.threads[t].proc].sig.signalfds.get(&fd)?;
+        let mut n = 0;
+        while n < max {
+            let Some(info) = self.take_pending(t, mask) else { break };
+            let at = n * std::mem::size_of::<SigInfo>();
+            // SAFETY: `at + size_of::<SigInfo>()` <= SIG_BATCH * 32 bytes, well inside `data`.
+            unsafe {
+                std::ptr::write_unaligned(slot.data.as_mut_ptr().add(at) as *mut SigInfo, info)
+            };
+            n += 1;
+        }
+        Some(n)
+    }
+
+    /// A reader blocked on signalfd `fd` takes what is pending once there is something.
+    pub(super) fn wake_signalfd(&mut self, t: usize, fd: i32, max: usize, slot: &mut Slot) {
+        let ret = match self.signalfd_take(t, fd, max, slot) {
+            Some(0) => return,
+            Some(n) => n as i64,
+            None => -(libc::EBADF as i64),
+        };
+        slot.ret = ret;
+        self.threads[t].wait = Wait::Ready;
+    }
+
+    /// Whether `fd` of `node`'s process is a signalfd, and if so whether a signal of its mask
+    /// is pending for the process or any of its threads.
+    pub(super) fn signalfd_readable(&self, node: u32, fd: i32) -> Option<bool> {
+        let p = self.procs.iter().rposition(|x| x.node == node && x.alive)?;
+        let mask = *self.procs[p].sig.signalfds.get(&fd)?;
+        let threads = self.threads.iter().filter(|t| t.proc == p);
+        let pending = threads
+            .flat_map(|t| t.sig.pending.keys())
+            .chain(self.procs[p].sig.pending.keys())
+            .fold(0, |m, &s| m | bit(s));
+        Some(pending & mask != 0)
     }
 }

@@ -259,6 +259,40 @@ static void real_signal(void) {
     printf("real: handled=%d\n", handled);
 }
 
+static void sigfd(void) {
+    block(SIGUSR1, SIG_BLOCK);
+    sigset_t m;
+    sigemptyset(&m);
+    sigaddset(&m, SIGUSR1);
+    int fd = signalfd(-1, &m, 0);
+    raise(SIGUSR1);
+    struct pollfd p = {fd, POLLIN, 0};
+    int pr = poll(&p, 1, 1000);
+    printf("signalfd: poll=%d revents=%d\n", pr, p.revents);
+    struct signalfd_siginfo si;
+    ssize_t n = read(fd, &si, sizeof si);
+    printf("signalfd: read=%zd signo=%u code=%s pid_ok=%d\n", n, si.ssi_signo,
+           code_name(si.ssi_code), si.ssi_pid == (uint32_t)getpid());
+    int nb = signalfd(-1, &m, SFD_NONBLOCK);
+    errno = 0;
+    n = read(nb, &si, sizeof si);
+    printf("signalfd: empty nonblocking read=%zd %s\n", n, strerror(errno));
+    pthread_t t;
+    pthread_create(&t, NULL, kill_later, (void *)50000L);
+    int ep = epoll_create1(0);
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = 3}, out;
+    epoll_ctl(ep, EPOLL_CTL_ADD, nb, &ev);
+    int k = epoll_wait(ep, &out, 1, 2000);
+    printf("signalfd: epoll_wait=%d data=%lu\n", k, (unsigned long)out.data.u64);
+    n = read(nb, &si, sizeof si);
+    printf("signalfd: read=%zd code=%s pid_ok=%d handled=%d\n", n, code_name(si.ssi_code),
+           si.ssi_pid == (uint32_t)getpid(), handled);
+    pthread_join(t, NULL);
+    close(ep);
+    close(nb);
+    close(fd);
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char *s = argc > 1 ? argv[1] : "";
@@ -273,6 +307,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(s, "suspend")) suspend();
     else if (!strcmp(s, "sigwait")) waitsig();
     else if (!strcmp(s, "real")) real_signal();
+    else if (!strcmp(s, "signalfd")) sigfd();
     else {
         fprintf(stderr, "unknown scenario %s\n", s);
         return 2;
