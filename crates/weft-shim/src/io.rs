@@ -21,6 +21,9 @@ pub unsafe extern "C" fn read(fd: c_int, buf: *mut c_void, len: size_t) -> ssize
             let iov = [libc::iovec { iov_base: buf, iov_len: len }];
             return recv_common(fd, &iov, 0, ptr::null_mut(), ptr::null_mut(), None);
         }
+        if active() && fdtable::kind(fd) == FdKind::Real {
+            crate::poll::await_real(fd, libc::POLLIN);
+        }
     }
     let r = real!(read: fn(c_int, *mut c_void, size_t) -> ssize_t)(fd, buf, len);
     record_io(FILE_READ, fd, -1, len, r as i64);
@@ -33,6 +36,9 @@ pub unsafe extern "C" fn write(fd: c_int, buf: *const c_void, len: size_t) -> ss
         if active() && fdtable::is_sim(fd) {
             let iov = [libc::iovec { iov_base: buf as *mut c_void, iov_len: len }];
             return send_common(fd, &iov, ptr::null(), 0);
+        }
+        if active() && fdtable::kind(fd) == FdKind::Real && fd > 2 {
+            crate::poll::await_real(fd, libc::POLLOUT);
         }
     }
     let r = real!(write: fn(c_int, *const c_void, size_t) -> ssize_t)(fd, buf, len);

@@ -54,6 +54,7 @@ mod sys;
 mod creds;
 mod dl;
 mod epoll;
+mod exec;
 mod fdtable;
 mod files;
 mod io;

@@ -33,6 +33,9 @@ pub const MAGIC: u64 = 0x7765_6674_5348_4d31; // "weftSHM1"
 /// Environment variables the host sets for every child.
 pub const ENV_FD: &[u8] = b"WEFT_SHM_FD\0";
 pub const ENV_SLOT: &[u8] = b"WEFT_SLOT\0";
+/// The fd at which a process finds the region. The shim keeps it open there (close-on-exec,
+/// cleared just for an `exec`), so an exec'd image maps the same region again.
+pub const REGION_FD: i32 = 1021;
 
 pub const MAX_SLOTS: usize = 64;
 pub const DATA_MAX: usize = 65536;
@@ -68,8 +71,9 @@ pub const SPIN_ITERS: u32 = 1000;
 
 // Requests (`Slot::op`). Arguments in `Slot::args`, payload in `Slot::data`, peer address in
 // `Slot::addr_ip`/`addr_port` (host byte order). Answers: `Slot::ret` (>= 0, or -errno).
-/// First contact from a fresh process: `args[0]` = real pid. Answer: `args[0]` = random seed,
-/// `args[1]` = the process's virtual pid (what `getpid` answers: the same in every run).
+/// First contact from a fresh process or a freshly exec'd image: `args[0]` = real pid.
+/// Answer: `args[0]` = random seed, `args[1]` = the process's virtual pid (what `getpid`
+/// answers: the same in every run), `args[2]` = its parent's (what `getppid` answers).
 pub const OP_HELLO: u32 = 1;
 /// Sleep until the absolute virtual time `args[0]` (ns).
 pub const OP_SLEEP: u32 = 2;
@@ -87,7 +91,10 @@ pub const OP_SENDTO: u32 = 7;
 /// `args[0]` fd, `args[1]` = 1 if non-blocking, `args[2]` = timeout ns (0 = none),
 /// `args[3]` = capacity, `args[4]` = 1 to peek. Answer: data, `len`, source in `addr`.
 pub const OP_RECVFROM: u32 = 8;
-/// `args[0]` = count, `args[1]` = absolute deadline ns or u64::MAX; `polls[..count]`.
+/// `args[0]` = count, `args[1]` = absolute deadline ns or u64::MAX; `polls[..count]`;
+/// `args[2]` = 1 if the caller also watches real descriptors (it is woken to look again when
+/// another thread of its node has run), `args[3]` = 1 if this is such a second look that found
+/// nothing (the caller ran no program code since its last request, so it is not activity).
 pub const OP_POLL: u32 = 9;
 /// `args[0]` fd closed.
 pub const OP_CLOSE: u32 = 10;
@@ -162,6 +169,21 @@ pub const OP_SOCKETPAIR: u32 = 34;
 pub const REUSE_ADDR: u8 = 1;
 /// `SO_REUSEPORT` is set.
 pub const REUSE_PORT: u8 = 2;
+
+// Child processes (ops 40+; 31-39 are other families').
+/// The calling thread is about to `fork`. Answer: the child's slot (>= 0) or -errno, and its
+/// virtual pid in `args[1]`. The child, once forked, says `OP_HELLO` on that slot.
+pub const OP_FORK: u32 = 40;
+/// The fork announced by `OP_FORK` happened: `args[0]` = the child's real pid (or -errno: it
+/// failed), `args[1]` = its slot. The host waits for the child's hello, then answers the
+/// child's virtual pid.
+pub const OP_FORKED: u32 = 41;
+/// `waitpid`: `args[0]` = the virtual pid waited for (-1: any child), `args[1]` = 1 for
+/// `WNOHANG`, `args[2]` = 1 for `WNOWAIT` (leave it waitable). Blocks until a matching child
+/// has ended. Answer its virtual pid and real pid in `args[1]` (the shim then reaps it for
+/// real, which cannot block), 0 (`WNOHANG`, none ended yet), or -ECHILD / -EINTR.
+pub const OP_WAIT: u32 = 42;
+// 43 and 44 (kill, signal handler) were the first signal ops; signals are 50+ now.
 
 // Signals and timers (numbered from 50, clear of the other families). Signal `n` is bit
 // `n - 1` of a mask (`u64`, signals 1..=64).

@@ -113,6 +113,13 @@ pub(crate) fn take(slot: *mut Slot) {
     });
 }
 
+/// A forked child starts with no pending signals (POSIX): forgets what the forking thread had
+/// queued.
+pub(crate) fn forget_queued() {
+    let _ = QUEUE.try_with(|q| q.borrow_mut().n = 0);
+    let _ = QUEUED.try_with(|c| c.set(0));
+}
+
 /// Called by `handoff` when an answer carries signals. Answers the value the call returns, or
 /// `None` to make the same request again (a restarted call: its arguments are restored).
 pub(crate) fn answered(slot: *mut Slot, op: u32) -> Option<i64> {
@@ -201,6 +208,10 @@ fn deliver(info: &SigInfo) {
     let flags = FLAGS[sig as usize].load(Ordering::Relaxed);
     match h as usize {
         libc::SIG_IGN => {}
+        // Ignored by default (the host only sends these when a handler was set, e.g. before
+        // an exec reset it).
+        libc::SIG_DFL
+            if matches!(sig, libc::SIGCHLD | libc::SIGCONT | libc::SIGURG | libc::SIGWINCH) => {}
         libc::SIG_DFL => terminate(sig),
         f => {
             if flags & libc::SA_RESETHAND as u64 != 0 {
@@ -238,7 +249,7 @@ fn siginfo(info: &SigInfo) -> libc::siginfo_t {
         raw[5] = info.overrun as u32;
         raw[6] = info.value as u32;
         raw[7] = (info.value >> 32) as u32;
-    } else if info.code == SI_USER || info.code == SI_TKILL {
+    } else if info.code == SI_USER || info.code == SI_TKILL || info.signo == libc::SIGCHLD {
         raw[4] = info.pid as u32;
         // SAFETY: getuid cannot fail.
         raw[5] = unsafe { libc::getuid() };
@@ -335,6 +346,18 @@ unsafe fn sigaction_sim(
         if r != 0 {
             return r;
         }
+    }
+    if sig == libc::SIGCHLD {
+        // The kernel keeps the default (children left for the shim's waitpid to reap), or
+        // ignores SIGCHLD for real when asked (auto-reaping, as the program expects).
+        let mut sa: libc::sigaction = core::mem::zeroed();
+        sa.sa_sigaction = if h == libc::SIG_IGN { libc::SIG_IGN } else { libc::SIG_DFL };
+        sa.sa_flags = (*act).sa_flags & libc::SA_NOCLDWAIT;
+        real!(sigaction: fn(c_int, *const libc::sigaction, *mut libc::sigaction) -> c_int)(
+            sig,
+            &sa,
+            ptr::null_mut(),
+        );
     }
     HANDLER[sig as usize].store(h as u64, Ordering::Relaxed);
     FLAGS[sig as usize].store((*act).sa_flags as u64, Ordering::Relaxed);

@@ -87,6 +87,12 @@ const TRAPPED: &[(i64, &[u8])] = &[
     (libc::SYS_epoll_pwait, b"epoll_pwait"),
     (libc::SYS_epoll_pwait2, b"epoll_pwait2"),
     (libc::SYS_io_uring_setup, b"io_uring_setup"),
+    // Replacing the image must keep the shim, and waiting for a child must happen in virtual
+    // time: both only through the hooks.
+    (libc::SYS_execve, b"execve"),
+    (libc::SYS_execveat, b"execveat"),
+    (libc::SYS_wait4, b"wait4"),
+    (libc::SYS_waitid, b"waitid"),
 ];
 
 fn trapped_name(nr: i64) -> &'static [u8] {

@@ -8,10 +8,11 @@
 //!
 //! Requests are served by one handler per operation (`op_*`), each in its family's module:
 //! [`time`], [`sockets`] and [`stream`], [`local`] (pipes, eventfds, socketpairs), [`poll`],
-//! [`threads`], [`process`], [`signals`], [`timers`], [`files`];
+//! [`threads`], [`process`] and [`children`], [`signals`], [`timers`], [`files`];
 //! injected faults live in [`faults`], and [`fds`] owns what each (process, fd) refers to.
 
 mod busy;
+mod children;
 mod faults;
 mod fds;
 mod files;
@@ -138,6 +139,11 @@ enum Wait {
     Unborn(usize),
     /// Until the thread with this index has ended.
     Join(usize),
+    /// In `waitpid` until a child (virtual pid `sel`, or any when -1) has ended.
+    Child {
+        sel: i64,
+        nowait: bool,
+    },
     /// Until the mutex at this address (in its process) is unlocked.
     Mutex(u64),
     /// In a futex wait on this address (in its process) until woken, or the deadline.
@@ -190,16 +196,28 @@ impl Wait {
     }
 }
 
-/// A simulated process (one node).
+/// A simulated process: a node's own program, or a child one of its processes forked.
 struct Proc {
     node: u32,
     pid: libc::pid_t,
+    /// What `getpid` answers in it.
+    vpid: u32,
     out: OwnedFd,
     partial: Vec<u8>,
     alive: bool,
     /// Hand-offs made by this process's threads so far.
     steps: u64,
     sig: signals::ProcSignals,
+    /// The process that forked it, while that one lives (None: a node's own program).
+    parent: Option<usize>,
+    /// A forked child is not the host's child: its end is seen through this pidfd.
+    pidfd: Option<OwnedFd>,
+    /// Ended, and not yet waited for by its parent.
+    zombie: bool,
+    /// The status it announced when exiting (`OP_EXIT`), if it did.
+    announced: Option<i64>,
+    /// Its descriptor table in `fds` (`node` for a node's own program).
+    table: u32,
 }
 
 /// A simulated thread: the unit the baton passes between.
@@ -490,6 +508,7 @@ impl World<'_> {
     fn step(&mut self, t: usize) {
         self.attach_signals(t);
         let s = self.slot(t);
+        let p = self.threads[t].proc;
         // SAFETY: `t` is waiting on its turn word; storing TURN_THREAD hands it the baton.
         let turn = unsafe { &(*s).turn };
         let asleep = turn.swap(TURN_THREAD, Ordering::AcqRel) & TURN_SLEEPING != 0;
@@ -497,7 +516,6 @@ impl World<'_> {
         if asleep && !passed {
             futex_wake(turn);
         }
-        let p = self.threads[t].proc;
         self.procs[p].steps += 1;
         match self.wait_for_request(t) {
             Resumed::Request(op) => self.handle(t, op),
@@ -605,6 +623,7 @@ impl World<'_> {
     fn handle(&mut self, t: usize, op: u32) {
         let p = self.threads[t].proc;
         let c = Caller { t, p, node: self.procs[p].node };
+        self.fds.enter(c.node, self.procs[p].table);
         // Threads `t` created are alive now that it is back.
         for x in self.threads.iter_mut() {
             if x.wait == Wait::Unborn(t) {
@@ -619,7 +638,11 @@ impl World<'_> {
             self.charge(t, slot.local_calls);
         }
         let reply = match op {
-            OP_SPIN | OP_YIELD | OP_HELLO => Reply::Ret(0),
+            OP_SPIN | OP_YIELD => Reply::Ret(0),
+            OP_HELLO => self.op_exec_hello(c, slot),
+            OP_FORK => self.op_fork(c, slot),
+            OP_FORKED => self.op_forked(c, slot),
+            OP_WAIT => self.op_wait(c, slot),
             OP_SLEEP => self.op_sleep(c, slot),
             OP_SOCKET => self.op_socket(c, slot),
             OP_CLOSE => self.op_close(c, slot),
@@ -687,6 +710,7 @@ impl World<'_> {
     fn wake_blocked(&mut self) {
         for t in 0..self.threads.len() {
             let node = self.procs[self.threads[t].proc].node;
+            self.fds.enter(node, self.procs[self.threads[t].proc].table);
             let s = self.slot(t);
             // SAFETY: blocked processes wait for TURN_THREAD; their slots are ours.
             let slot = unsafe { &mut *s };
@@ -711,11 +735,16 @@ impl World<'_> {
                     }
                 }
                 Wait::Poll { count, deadline, retry } => {
-                    let n = self.poll_ready(node, slot, count);
-                    let look_again =
-                        retry.is_some_and(|s| s != self.procs[self.threads[t].proc].steps);
+                    let n = self.poll_ready(node, self.threads[t].proc, slot, count);
+                    let look_again = retry.is_some_and(|s| s != self.node_steps(node));
                     if n > 0 || look_again || deadline.is_some_and(|d| d <= self.now) {
                         slot.ret = n as i64;
+                        self.threads[t].wait = Wait::Ready;
+                    }
+                }
+                Wait::Child { sel, nowait } => {
+                    if let Some(r) = self.wait_result(self.threads[t].proc, sel, nowait, slot) {
+                        slot.ret = r;
                         self.threads[t].wait = Wait::Ready;
                     }
                 }

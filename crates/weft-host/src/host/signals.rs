@@ -69,6 +69,21 @@ impl ThreadSignals {
 }
 
 impl ProcSignals {
+    /// A forked child's: its parent's dispositions, nothing pending, no signalfds of its own
+    /// (a signalfd inherited across fork is not simulated).
+    pub(super) fn forked(&self) -> ProcSignals {
+        ProcSignals { disp: self.disp, ..ProcSignals::default() }
+    }
+
+    /// After exec: handled signals go back to their default action.
+    pub(super) fn exec(&mut self) {
+        for d in self.disp.iter_mut() {
+            if *d == Disp::Handler {
+                *d = Disp::Default;
+            }
+        }
+    }
+
     fn ignores(&self, sig: i32) -> bool {
         sig != libc::SIGKILL
             && match self.disp[sig as usize] {
@@ -130,7 +145,7 @@ impl World<'_> {
         if !(0..=NSIG as i32).contains(&sig) {
             return Reply::Ret(-(libc::EINVAL as i64));
         }
-        let me = virtual_pid(c.node) as i32;
+        let me = self.procs[c.p].vpid as i32;
         let (p, t, code) = match slot.args[2] {
             SIGTO_SELF => (c.p, Some(c.t), SI_TKILL),
             SIGTO_THREAD => {
@@ -145,14 +160,22 @@ impl World<'_> {
             }
             _ => {
                 let pid = slot.args[0] as i32;
-                if pid == -1 {
-                    return self.unsupported_here(c, "kill(-1): signalling every process");
+                if pid <= 0 {
+                    return self.unsupported_here(c, "kill() of a process group");
                 }
-                let want = if pid == 0 { me } else { pid.abs() };
-                let found = (0..self.procs.len()).find(|&q| {
-                    self.procs[q].alive && virtual_pid(self.procs[q].node) as i32 == want
+                let want = pid;
+                let found = (0..self.procs.len()).rev().find(|&q| {
+                    let x = &self.procs[q];
+                    x.node == c.node && x.vpid as i32 == want && (x.alive || x.zombie)
                 });
                 let Some(q) = found else { return Reply::Ret(-(libc::ESRCH as i64)) };
+                if !self.procs[q].alive {
+                    return Reply::Ret(0); // a zombie: the signal has no effect
+                }
+                if sig == libc::SIGKILL && q != c.p {
+                    self.kill_now(q); // ends now, in virtual time
+                    return Reply::Ret(0);
+                }
                 (q, None, SI_USER)
             }
         };
@@ -270,6 +293,7 @@ impl World<'_> {
                 | Wait::Sigwait { .. }
                 | Wait::TimerfdRead { .. }
                 | Wait::SignalfdRead { .. }
+                | Wait::Child { .. }
         );
         if interruptible {
             self.answer(t, -(libc::EINTR as i64));
@@ -412,10 +436,9 @@ impl World<'_> {
         self.threads[t].wait = Wait::Ready;
     }
 
-    /// Whether `fd` of `node`'s process is a signalfd, and if so whether a signal of its mask
-    /// is pending for the process or any of its threads.
-    pub(super) fn signalfd_readable(&self, node: u32, fd: i32) -> Option<bool> {
-        let p = self.procs.iter().rposition(|x| x.node == node && x.alive)?;
+    /// Whether `fd` of process `p` is a signalfd, and if so whether a signal of its mask is
+    /// pending for the process or any of its threads.
+    pub(super) fn signalfd_readable(&self, p: usize, fd: i32) -> Option<bool> {
         let mask = *self.procs[p].sig.signalfds.get(&fd)?;
         let threads = self.threads.iter().filter(|t| t.proc == p);
         let pending = threads

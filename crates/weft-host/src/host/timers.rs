@@ -173,9 +173,8 @@ impl World<'_> {
         }
     }
 
-    /// Whether `fd` of `node`'s process is a timerfd, and if so whether it is readable.
-    pub(super) fn timerfd_readable(&self, node: u32, fd: i32) -> Option<bool> {
-        let p = self.procs.iter().rposition(|x| x.node == node && x.alive)?;
+    /// Whether `fd` of process `p` is a timerfd, and if so whether it is readable.
+    pub(super) fn timerfd_readable(&self, p: usize, fd: i32) -> Option<bool> {
         match self.timers.get(&(p, TIMERFD_BASE + fd as i64))?.notify {
             Notify::Fd { count } => Some(count > 0),
             _ => None,
