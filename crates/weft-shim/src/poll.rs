@@ -100,7 +100,7 @@ unsafe fn poll_common(fds: *mut libc::pollfd, n: libc::nfds_t, deadline: u64) ->
     let mut nreal = 0;
     for i in 0..n {
         let p = &*fds.add(i);
-        let sim = fdtable::is_sim(p.fd);
+        let sim = fdtable::host_polled(p.fd);
         s.polls[i] = PollEntry { fd: if sim { p.fd } else { -1 }, events: p.events, revents: 0 };
         if !sim && p.fd >= 0 {
             real[nreal] = libc::pollfd { fd: p.fd, events: p.events, revents: 0 };
@@ -179,7 +179,7 @@ unsafe fn select_common(
                 set_errno(libc::EINVAL);
                 return -1;
             }
-            let sim = fdtable::is_sim(fd);
+            let sim = fdtable::host_polled(fd);
             s.polls[count] = PollEntry { fd: if sim { fd } else { -1 }, events: ev, revents: 0 };
             fdnums[count] = fd;
             if !sim {

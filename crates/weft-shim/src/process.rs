@@ -65,6 +65,12 @@ pub unsafe extern "C" fn getppid() -> libc::pid_t {
 
 #[no_mangle]
 pub unsafe extern "C" fn kill(pid: libc::pid_t, sig: c_int) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            // Virtual pids, virtual signals: the host finds the target and delivers.
+            return crate::signals::send(pid as i64, sig, SIGTO_PROCESS);
+        }
+    }
     let v = VPID.load(Ordering::Relaxed);
     let pid = if v > 0 && (pid as i64 == v || pid as i64 == -v) {
         let real = real!(getpid: fn() -> libc::pid_t)();
@@ -73,23 +79,6 @@ pub unsafe extern "C" fn kill(pid: libc::pid_t, sig: c_int) -> c_int {
         } else {
             real
         }
-    } else if v > 0 {
-        if let Some(_g) = Guard::enter() {
-            if active() {
-                if pid <= 0 {
-                    unsupported(
-                        b"kill(): signals to process groups are not simulated",
-                        libc::SYS_kill,
-                        0,
-                    );
-                }
-                let s = slot();
-                s.args[0] = pid as i64;
-                s.args[1] = sig as i64;
-                return ret_errno(handoff(OP_KILL)) as c_int;
-            }
-        }
-        pid
     } else {
         pid
     };

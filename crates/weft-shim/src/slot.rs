@@ -71,11 +71,19 @@ impl Guard {
 }
 
 impl Drop for Guard {
+    /// Leaving the outermost hook is where signals handed over meanwhile are delivered.
     fn drop(&mut self) {
         let _ = IN_HOOK.try_with(|g| g.set(false));
-        // Signals the host delivered with an answer run now, as the outermost hook returns.
-        crate::sigdeliver::deliver_pending();
+        crate::signals::deliver_queued();
     }
+}
+
+/// Runs `f` (a signal handler) with hooks live again, from inside a hook.
+pub(crate) fn hooks_open<R>(f: impl FnOnce() -> R) -> R {
+    let was = IN_HOOK.try_with(|g| g.replace(false)).unwrap_or(false);
+    let r = f();
+    let _ = IN_HOOK.try_with(|g| g.set(was));
+    r
 }
 
 /// Writes a diagnostic line to stderr with a raw system call (no stdio, no allocation).
@@ -180,6 +188,7 @@ fn init() {
         libc::setvbuf(stdout, ptr::null_mut(), libc::_IOLBF, 0);
     }
     sys::install_escape_trap();
+    crate::signals::isolate();
 
     let _g = Guard::enter();
     // SAFETY: active, slot mapped; hello is the first request of this process.
@@ -207,7 +216,7 @@ pub(crate) unsafe fn become_child(k: usize) {
     SLOT.store(slot, Ordering::Release);
     let _ = MY_SLOT.try_with(|s| s.set(ptr::null_mut()));
     LOCAL_CALLS.store(0, Ordering::Relaxed);
-    crate::sigdeliver::forget_pending();
+    crate::signals::forget_queued();
     hello(slot);
 }
 
@@ -244,6 +253,13 @@ pub(crate) fn announce_exit(status: i64) {
         (*slot).args[0] = status;
         notify_host(slot);
     }
+}
+
+/// The index of the main thread's slot.
+pub(crate) fn main_slot_index() -> usize {
+    let base = BASE.load(Ordering::Acquire) as usize;
+    let main = SLOT.load(Ordering::Acquire) as usize;
+    (0..MAX_SLOTS).find(|&k| base + slot_offset(k) == main).unwrap_or(0)
 }
 
 /// The slot with index `k` (the main thread has 0).
@@ -320,14 +336,19 @@ pub(crate) fn await_baton(slot: *mut Slot, spin: u32) {
 /// The state must be active; only the thread holding the baton calls this.
 pub(crate) unsafe fn handoff(op: u32) -> i64 {
     let slot = slot_ptr();
-    (*slot).op = op;
-    (*slot).local_calls = LOCAL_CALLS.swap(0, Ordering::Relaxed);
-    notify_host(slot);
-    await_baton(slot, spin_budget());
-    if (*slot).signals != 0 {
-        crate::sigdeliver::add_pending(core::mem::take(&mut (*slot).signals));
+    loop {
+        (*slot).op = op;
+        (*slot).local_calls = LOCAL_CALLS.swap(0, Ordering::Relaxed);
+        notify_host(slot);
+        await_baton(slot, spin_budget());
+        if (*slot).nsig == 0 {
+            return (*slot).ret;
+        }
+        // Signals came with the answer: queued, or run now if they interrupted the call.
+        if let Some(ret) = crate::signals::answered(slot, op) {
+            return ret;
+        }
     }
-    (*slot).ret
 }
 
 pub(crate) fn slot() -> &'static mut Slot {

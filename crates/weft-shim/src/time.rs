@@ -15,7 +15,7 @@ fn split_ns(ns: u64) -> (i64, i64) {
     ((ns / 1_000_000_000) as i64, (ns % 1_000_000_000) as i64)
 }
 
-fn clock_value(clock: libc::clockid_t) -> Option<u64> {
+pub(crate) fn clock_value(clock: libc::clockid_t) -> Option<u64> {
     let now = now_ns();
     match clock {
         libc::CLOCK_REALTIME | libc::CLOCK_REALTIME_COARSE | libc::CLOCK_TAI => {
@@ -116,22 +116,17 @@ pub unsafe extern "C" fn clock() -> libc::clock_t {
 }
 
 /// Blocks this simulated thread until virtual time `deadline` (ns since the run start).
-/// Sleeps until `deadline`; answers the ns left when a signal interrupted it (`EINTR`).
-fn sleep_until(deadline: u64) -> Option<u64> {
+/// Answers 0, or -EINTR when a signal handler ran first.
+fn sleep_until(deadline: u64) -> i64 {
     slot().args[0] = deadline as i64;
     // SAFETY: callers check `active()` and hold the guard.
-    let r = unsafe { handoff(OP_SLEEP) };
-    (r == -(libc::EINTR as i64)).then(|| deadline.saturating_sub(now_ns()))
+    unsafe { handoff(OP_SLEEP) }
 }
 
-fn put_ns(ts: *mut libc::timespec, ns: u64) {
-    if !ts.is_null() {
-        // SAFETY: a non-null timespec the caller supplied.
-        unsafe {
-            (*ts).tv_sec = (ns / 1_000_000_000) as i64;
-            (*ts).tv_nsec = (ns % 1_000_000_000) as i64;
-        }
-    }
+/// What is left of a sleep until `deadline` that a signal interrupted.
+fn left_of(deadline: u64) -> libc::timespec {
+    let (s, n) = split_ns(deadline.saturating_sub(now_ns()));
+    libc::timespec { tv_sec: s, tv_nsec: n }
 }
 
 pub(crate) fn ts_ns(ts: &libc::timespec) -> u64 {
@@ -146,13 +141,16 @@ pub unsafe extern "C" fn nanosleep(req: *const libc::timespec, rem: *mut libc::t
                 set_errno(libc::EINVAL);
                 return -1;
             }
-            let left = sleep_until(now_ns().saturating_add(ts_ns(&*req)));
-            put_ns(rem, left.unwrap_or(0));
-            if left.is_some() {
-                set_errno(libc::EINTR);
-                return -1;
+            let deadline = now_ns().saturating_add(ts_ns(&*req));
+            let r = sleep_until(deadline);
+            if !rem.is_null() {
+                *rem = if r < 0 {
+                    left_of(deadline)
+                } else {
+                    libc::timespec { tv_sec: 0, tv_nsec: 0 }
+                };
             }
-            return 0;
+            return ret_errno(r) as c_int;
         }
     }
     sys::raw(libc::SYS_nanosleep, [req as i64, rem as i64, 0, 0, 0, 0]) as c_int
@@ -177,11 +175,15 @@ pub unsafe extern "C" fn clock_nanosleep(
             } else {
                 now_ns().saturating_add(d)
             };
-            let left = sleep_until(deadline);
-            if flags & libc::TIMER_ABSTIME == 0 {
-                put_ns(rem, left.unwrap_or(0));
+            let r = sleep_until(deadline);
+            if !rem.is_null() && flags & libc::TIMER_ABSTIME == 0 {
+                *rem = if r < 0 {
+                    left_of(deadline)
+                } else {
+                    libc::timespec { tv_sec: 0, tv_nsec: 0 }
+                };
             }
-            return if left.is_some() { libc::EINTR } else { 0 };
+            return (-r) as c_int;
         }
     }
     // clock_nanosleep returns the error number instead of setting errno.
@@ -200,11 +202,7 @@ pub unsafe extern "C" fn clock_nanosleep(
 pub unsafe extern "C" fn usleep(us: libc::useconds_t) -> c_int {
     if let Some(_g) = Guard::enter() {
         if active() {
-            if sleep_until(now_ns().saturating_add(us as u64 * 1000)).is_some() {
-                set_errno(libc::EINTR);
-                return -1;
-            }
-            return 0;
+            return ret_errno(sleep_until(now_ns().saturating_add(us as u64 * 1000))) as c_int;
         }
     }
     real!(usleep: fn(libc::useconds_t) -> c_int)(us)
@@ -214,9 +212,13 @@ pub unsafe extern "C" fn usleep(us: libc::useconds_t) -> c_int {
 pub unsafe extern "C" fn sleep(s: c_uint) -> c_uint {
     if let Some(_g) = Guard::enter() {
         if active() {
-            let left = sleep_until(now_ns().saturating_add(s as u64 * 1_000_000_000));
-            // Interrupted: the seconds left, rounded up as glibc does.
-            return left.map_or(0, |ns| ns.div_ceil(1_000_000_000) as c_uint);
+            let deadline = now_ns().saturating_add(s as u64 * 1_000_000_000);
+            if sleep_until(deadline) < 0 {
+                // Linux rounds the seconds left to the nearest.
+                let left = deadline.saturating_sub(now_ns());
+                return ((left + 500_000_000) / 1_000_000_000) as c_uint;
+            }
+            return 0;
         }
     }
     real!(sleep: fn(c_uint) -> c_uint)(s)

@@ -14,9 +14,6 @@ use std::os::fd::FromRawFd;
 /// same in every run; above the nodes' `1000 + id` and the threads' `10000 + slot`).
 const CHILD_PID_BASE: u32 = 20_000;
 
-/// Signals whose default action is to ignore them: raising one never interrupts a wait.
-const IGNORED_BY_DEFAULT: [i32; 4] = [libc::SIGCHLD, libc::SIGURG, libc::SIGWINCH, libc::SIGCONT];
-
 impl World<'_> {
     /// Answers a process's (or a new image's) hello in thread `t`'s slot: its random seed, its
     /// virtual pid and its parent's.
@@ -43,6 +40,8 @@ impl World<'_> {
                 x.wait = Wait::Gone;
             }
         }
+        // As exec does: handlers back to default (ignored stays ignored), mask kept.
+        self.procs[c.p].sig.exec();
         let vpid = self.procs[c.p].vpid;
         self.event(c.node, EventKind::Note, None, None, vpid as u64, || format!("{vpid} exec"));
         self.answer_hello(c.t);
@@ -67,18 +66,20 @@ impl World<'_> {
             parent: Some(c.p),
             pidfd: None,
             zombie: false,
-            pending: 0,
-            handled: self.procs[c.p].handled,
+            sig: self.procs[c.p].sig.forked(),
             announced: None,
             table: fds::CHILD_TABLE_BASE + self.procs.len() as u32,
         });
         let q = self.procs.len() - 1;
         let (parent, child) = (self.procs[c.p].table, self.procs[q].table);
         self.fds.fork_table(c.node, parent, child);
+        // The child's thread keeps the forking thread's mask, with nothing pending.
+        let sig = signals::ThreadSignals::inherit(&self.threads[c.t].sig);
         self.threads.push(Thread {
             proc: q,
             slot: k,
             wait: Wait::Hello,
+            sig,
             cpu: busy::Cpu::default(),
         });
         slot.args[1] = vpid as i64;
@@ -142,7 +143,7 @@ impl World<'_> {
         });
         if let Some(q) = self.procs[p].parent {
             self.procs[p].zombie = true;
-            self.raise_signal(q, libc::SIGCHLD);
+            self.raise_signal(q, libc::SIGCHLD, p);
         }
     }
 
@@ -186,38 +187,8 @@ impl World<'_> {
         }
     }
 
-    /// `kill` of another process of the caller's node, by virtual pid.
-    pub(super) fn op_kill(&mut self, c: Caller, slot: &mut Slot) -> Reply {
-        let (vpid, sig) = (slot.args[0], slot.args[1] as i32);
-        let Some(q) = self
-            .procs
-            .iter()
-            .rposition(|x| x.node == c.node && x.vpid as i64 == vpid && (x.alive || x.zombie))
-        else {
-            return Reply::Ret(-(libc::ESRCH as i64));
-        };
-        if !(0..64).contains(&sig) {
-            return Reply::Ret(-(libc::EINVAL as i64));
-        }
-        if sig == 0 || !self.procs[q].alive {
-            return Reply::Ret(0);
-        }
-        if matches!(sig, libc::SIGSTOP | libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU) {
-            self.fail(Outcome::Unsupported {
-                detail: format!("node {}: kill(): stopping a process is not simulated", c.node),
-            });
-            return Reply::Settled;
-        }
-        if sig == libc::SIGKILL {
-            self.kill_now(q);
-        } else {
-            self.raise_signal(q, sig);
-        }
-        Reply::Ret(0)
-    }
-
     /// SIGKILL: the process ends now (in virtual time); waits in real time until it is gone.
-    fn kill_now(&mut self, q: usize) {
+    pub(super) fn kill_now(&mut self, q: usize) {
         // SAFETY: signalling a process of the run (ours, or a child of one of ours).
         unsafe { libc::kill(self.procs[q].pid, libc::SIGKILL) };
         #[allow(clippy::disallowed_methods)] // real-time bound on a process's exit path
@@ -235,36 +206,11 @@ impl World<'_> {
         }
     }
 
-    pub(super) fn op_signal_handler(&mut self, c: Caller, slot: &mut Slot) -> Reply {
-        let bit = 1u64 << (slot.args[0] as u64 & 63);
-        if slot.args[1] != 0 {
-            self.procs[c.p].handled |= bit;
-        } else {
-            self.procs[c.p].handled &= !bit;
-        }
-        Reply::Ret(0)
-    }
-
-    /// Raises `sig` for process `p`: pending until one of its threads runs. If none can run
-    /// and the signal would interrupt a wait on Linux (it has a handler, or it is not ignored
-    /// by default), its first thread in a sleep or poll wakes with `EINTR`.
-    pub(super) fn raise_signal(&mut self, p: usize, sig: i32) {
-        if !self.procs[p].alive {
-            return;
-        }
-        let bit = 1u64 << sig;
-        self.procs[p].pending |= bit;
-        let interrupts = self.procs[p].handled & bit != 0 || !IGNORED_BY_DEFAULT.contains(&sig);
-        let running = self.threads.iter().any(|x| x.proc == p && x.wait == Wait::Ready);
-        if !interrupts || running {
-            return;
-        }
-        let sleeper = self
-            .threads
-            .iter()
-            .position(|x| x.proc == p && matches!(x.wait, Wait::Sleep(_) | Wait::Poll { .. }));
-        if let Some(j) = sleeper {
-            self.answer(j, -(libc::EINTR as i64));
-        }
+    /// Raises `sig` for process `p` (a child's end: `SIGCHLD` from `from`), through the one
+    /// signal mechanism ([`World::send_signal`]).
+    pub(super) fn raise_signal(&mut self, p: usize, sig: i32, from: usize) {
+        let code = if sig == libc::SIGCHLD { libc::CLD_EXITED } else { SI_USER };
+        let pid = self.procs[from].vpid as i32;
+        self.send_signal(p, None, SigInfo { signo: sig, code, pid, ..SigInfo::default() });
     }
 }

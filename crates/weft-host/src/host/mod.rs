@@ -8,7 +8,7 @@
 //!
 //! Requests are served by one handler per operation (`op_*`), each in its family's module:
 //! [`time`], [`sockets`] and [`stream`], [`local`] (pipes, eventfds, socketpairs), [`poll`],
-//! [`threads`], [`process`] and [`children`], [`files`];
+//! [`threads`], [`process`] and [`children`], [`signals`], [`timers`], [`files`];
 //! injected faults live in [`faults`], and [`fds`] owns what each (process, fd) refers to.
 
 mod busy;
@@ -20,11 +20,13 @@ mod local;
 mod pin;
 mod poll;
 mod process;
+mod signals;
 mod sockets;
 mod stall;
 mod stream;
 mod threads;
 mod time;
+mod timers;
 
 use crate::config::{HostConfig, OnIdle};
 use crate::proto::*;
@@ -154,6 +156,22 @@ enum Wait {
         addr: u64,
         deadline: Option<SimTime>,
     },
+    /// In sigsuspend/pause until a signal is delivered.
+    Suspend,
+    /// In sigwait for a signal of `set` (a mask), or the deadline.
+    Sigwait {
+        set: u64,
+        deadline: Option<SimTime>,
+    },
+    /// In a blocking read of timerfd `fd` until it has expired.
+    TimerfdRead {
+        fd: i32,
+    },
+    /// In a blocking read of signalfd `fd` (for up to `max` signals).
+    SignalfdRead {
+        fd: i32,
+        max: usize,
+    },
     Gone,
 }
 
@@ -171,7 +189,8 @@ impl Wait {
             Wait::Recv { deadline, .. }
             | Wait::Poll { deadline, .. }
             | Wait::Cond { deadline, .. }
-            | Wait::Futex { deadline, .. } => deadline,
+            | Wait::Futex { deadline, .. }
+            | Wait::Sigwait { deadline, .. } => deadline,
             _ => None,
         }
     }
@@ -188,16 +207,13 @@ struct Proc {
     alive: bool,
     /// Hand-offs made by this process's threads so far.
     steps: u64,
+    sig: signals::ProcSignals,
     /// The process that forked it, while that one lives (None: a node's own program).
     parent: Option<usize>,
     /// A forked child is not the host's child: its end is seen through this pidfd.
     pidfd: Option<OwnedFd>,
     /// Ended, and not yet waited for by its parent.
     zombie: bool,
-    /// Signals raised for it and not yet handed to one of its threads (bit `1 << signo`).
-    pending: u64,
-    /// Signals it has a handler for, as far as the host is told (`OP_SIGNAL_HANDLER`).
-    handled: u64,
     /// The status it announced when exiting (`OP_EXIT`), if it did.
     announced: Option<i64>,
     /// Its descriptor table in `fds` (`node` for a node's own program).
@@ -209,6 +225,7 @@ struct Thread {
     proc: usize,
     slot: usize,
     wait: Wait,
+    sig: signals::ThreadSignals,
     /// Modelled CPU time ([`busy`]).
     cpu: busy::Cpu,
 }
@@ -256,6 +273,8 @@ pub(crate) struct World<'a> {
     flights: BTreeMap<(SimTime, u64), Flight>,
     conns: BTreeMap<u64, stream::Conn>,
     segments: BTreeMap<(SimTime, u64), stream::Segment>,
+    /// Every process's timers, by (process, timer id).
+    timers: BTreeMap<(usize, i64), timers::Timer>,
     now: SimTime,
     seq: u64,
     next_port: Vec<u16>,
@@ -350,6 +369,7 @@ pub(crate) fn run(
         flights: BTreeMap::new(),
         conns: BTreeMap::new(),
         segments: BTreeMap::new(),
+        timers: BTreeMap::new(),
         now: SimTime::ZERO,
         seq: 0,
         next_port: vec![EPHEMERAL_PORT_FIRST; cfg.nodes as usize],
@@ -443,6 +463,7 @@ impl World<'_> {
             self.timed_due()?;
             self.deliver_due();
             self.deliver_segments();
+            self.timers_due();
             self.wake_blocked();
             // Reused from step to step: this loop runs once per hand-off.
             self.runnable.clear();
@@ -485,11 +506,9 @@ impl World<'_> {
 
     /// Gives the baton to `p` and handles what it asks next.
     fn step(&mut self, t: usize) {
+        self.attach_signals(t);
         let s = self.slot(t);
         let p = self.threads[t].proc;
-        // Signals raised for the process go with this answer (the shim runs them on return).
-        // SAFETY: `t` waits for its turn, so its slot is ours until the swap below.
-        unsafe { (*s).signals |= std::mem::take(&mut self.procs[p].pending) };
         // SAFETY: `t` is waiting on its turn word; storing TURN_THREAD hands it the baton.
         let turn = unsafe { &(*s).turn };
         let asleep = turn.swap(TURN_THREAD, Ordering::AcqRel) & TURN_SLEEPING != 0;
@@ -624,8 +643,6 @@ impl World<'_> {
             OP_FORK => self.op_fork(c, slot),
             OP_FORKED => self.op_forked(c, slot),
             OP_WAIT => self.op_wait(c, slot),
-            OP_KILL => self.op_kill(c, slot),
-            OP_SIGNAL_HANDLER => self.op_signal_handler(c, slot),
             OP_SLEEP => self.op_sleep(c, slot),
             OP_SOCKET => self.op_socket(c, slot),
             OP_CLOSE => self.op_close(c, slot),
@@ -656,6 +673,18 @@ impl World<'_> {
             OP_FUTEX_WAIT => self.op_futex_wait(c, slot),
             OP_FUTEX_WAKE => self.op_futex_wake(c, slot),
             OP_COND_SIGNAL => self.op_cond_signal(c, slot),
+            OP_SIGACTION => self.op_sigaction(c, slot),
+            OP_SIGMASK => self.op_sigmask(c, slot),
+            OP_KILL => self.op_kill(c, slot),
+            OP_SIGSUSPEND => self.op_sigsuspend(c, slot),
+            OP_SIGWAIT => self.op_sigwait(c, slot),
+            OP_TIMER_CREATE => self.op_timer_create(c, slot),
+            OP_TIMER_SET => self.op_timer_set(c, slot),
+            OP_TIMER_GET => self.op_timer_get(c, slot),
+            OP_TIMER_DELETE => self.op_timer_delete(c, slot),
+            OP_TIMERFD_READ => self.op_timerfd_read(c, slot),
+            OP_SIGNALFD => self.op_signalfd(c, slot),
+            OP_SIGNALFD_READ => self.op_signalfd_read(c, slot),
             OP_UNSUPPORTED => self.op_unsupported(c, slot),
             other => self.op_unknown(c, other),
         };
@@ -706,7 +735,7 @@ impl World<'_> {
                     }
                 }
                 Wait::Poll { count, deadline, retry } => {
-                    let n = self.poll_ready(node, slot, count);
+                    let n = self.poll_ready(node, self.threads[t].proc, slot, count);
                     let look_again = retry.is_some_and(|s| s != self.node_steps(node));
                     if n > 0 || look_again || deadline.is_some_and(|d| d <= self.now) {
                         slot.ret = n as i64;
@@ -731,6 +760,9 @@ impl World<'_> {
                     slot.ret = -(libc::ETIMEDOUT as i64);
                     self.threads[t].wait = Wait::Ready;
                 }
+                Wait::Sigwait { .. } => self.wake_sigwait(t),
+                Wait::TimerfdRead { fd } => self.wake_timerfd(t, fd),
+                Wait::SignalfdRead { fd, max } => self.wake_signalfd(t, fd, max, slot),
                 _ => {}
             }
         }

@@ -26,16 +26,21 @@ impl World<'_> {
             partial: Vec::new(),
             alive: true,
             steps: 0,
+            sig: Default::default(),
             parent: None,
             pidfd: None,
             zombie: false,
-            pending: 0,
-            handled: 0,
             announced: None,
             table: node,
         });
         let p = self.procs.len() - 1;
-        self.threads.push(Thread { proc: p, slot, wait: Wait::Hello, cpu: busy::Cpu::default() });
+        self.threads.push(Thread {
+            proc: p,
+            slot,
+            wait: Wait::Hello,
+            sig: Default::default(),
+            cpu: busy::Cpu::default(),
+        });
         let t = self.threads.len() - 1;
         self.event(node, EventKind::Start, None, None, 0, || {
             format!("start {} as {}", launch.program.display(), format_ip(node_ip(node)))
