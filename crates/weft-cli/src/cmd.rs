@@ -64,6 +64,8 @@ enum Cmd {
 struct ExplainArgs {
     /// A repro file written by `weft explore`.
     path: PathBuf,
+    #[command(flatten)]
+    exec: crate::run::process::ExecArgs,
 }
 
 /// Which target, variant, options and property a command runs.
@@ -87,6 +89,8 @@ pub(crate) struct TargetArgs {
     /// target's).
     #[arg(long, value_parser = parse_contract)]
     contract: Option<weft_core::Contract>,
+    #[command(flatten)]
+    knobs: crate::run::knobs::ScenarioArgs,
 }
 
 fn parse_contract(text: &str) -> Result<weft_core::Contract, String> {
@@ -177,6 +181,8 @@ fn parse_strategy_name(text: &str) -> Result<String, String> {
 struct ReplayArgs {
     /// A repro file written by `weft explore`.
     path: PathBuf,
+    #[command(flatten)]
+    exec: crate::run::process::ExecArgs,
     /// Print the run's timeline, one event per line.
     #[arg(long)]
     timeline: bool,
@@ -195,6 +201,8 @@ struct ReplayArgs {
 struct ShrinkArgs {
     /// A repro file written by `weft explore` (or an earlier `weft shrink`).
     path: PathBuf,
+    #[command(flatten)]
+    exec: crate::run::process::ExecArgs,
     /// Where to write the shrunk repro (default: PATH with `-shrunk` before `.json`).
     #[arg(long, short = 'o')]
     out: Option<PathBuf>,
@@ -211,6 +219,8 @@ struct ShrinkArgs {
 struct ShowArgs {
     /// A repro file.
     path: PathBuf,
+    #[command(flatten)]
+    exec: crate::run::process::ExecArgs,
     /// Write a self-contained HTML space-time diagram here.
     #[arg(long, value_name = "OUT.html")]
     html: Option<PathBuf>,
@@ -284,21 +294,22 @@ impl TargetArgs {
             mode: None,
             property: None,
             contract: None,
+            knobs: Default::default(),
         }
     }
 
     /// Whether this command overrides the target's default scenario.
     pub(crate) fn overrides_scenario(&self) -> bool {
-        self.contract.is_some()
+        self.contract.is_some() || !self.knobs.is_empty()
     }
 
     /// The runner's default scenario with this command's overrides (`--contract`).
-    pub(crate) fn scenario(&self, runner: &dyn weft_core::Runner) -> weft_core::Scenario {
+    pub(crate) fn scenario(&self, runner: &dyn weft_core::Runner) -> Result<weft_core::Scenario> {
         let mut scenario = runner.default_scenario();
         if let Some(c) = self.contract {
             scenario.disk.contract = c;
         }
-        scenario
+        self.knobs.apply(scenario)
     }
 
     pub(crate) fn with_property(mut self, property: Option<String>) -> TargetArgs {
@@ -385,8 +396,11 @@ fn shrink_note(shrunk: &weft_explore::Shrunk) -> &'static str {
 
 /// Reads a repro file (size-bounded; its scenario checked by the reader) and checks its spec
 /// against the target's declared variants, options and properties.
-fn open_repro(path: &Path) -> Result<(Repro, Box<dyn weft_core::Target>)> {
-    let repro = Repro::read(path)?;
+fn open_repro(
+    path: &Path,
+    exec: &crate::run::process::ExecArgs,
+) -> Result<(Repro, Box<dyn weft_core::Target>)> {
+    let repro = crate::run::process::open_repro(path, exec)?;
     let shown = path.display();
     let target = registry::find(&repro.spec.target).with_context(|| format!("{shown}"))?;
     weft_core::check_spec(target.as_ref(), &repro.spec).with_context(|| format!("{shown}"))?;
@@ -448,10 +462,11 @@ fn explore(a: ExploreArgs) -> Result<Code> {
         bail!("an empty budget checks nothing: give --runs 1 or more, or a --time above 0s");
     }
     let (target, spec) = a.target.spec()?;
+    let spec = crate::run::process::resolve(spec, &a.out)?;
     let runner = target.prepare(&spec)?;
     // Before the first run: a violation found must have somewhere to go.
     output::prepare_dir(&a.out)?;
-    let scenario = a.target.scenario(runner.as_ref());
+    let scenario = a.target.scenario(runner.as_ref())?;
     let runs = match (a.runs, a.time) {
         (Some(n), _) => Some(n),
         (None, Some(_)) => None,
@@ -661,7 +676,7 @@ fn explore(a: ExploreArgs) -> Result<Code> {
 }
 
 fn shrink(a: ShrinkArgs) -> Result<Code> {
-    let (repro, target) = open_repro(&a.path)?;
+    let (repro, target) = open_repro(&a.path, &a.exec)?;
     let runner = target.prepare(&repro.spec)?;
     let reference = match &a.passing_on {
         Some(v) => Some(target.prepare(&RunSpec { variant: v.clone(), ..repro.spec.clone() })?),
@@ -705,7 +720,7 @@ fn shrink(a: ShrinkArgs) -> Result<Code> {
 }
 
 fn show(a: ShowArgs) -> Result<Code> {
-    let (repro, target) = open_repro(&a.path)?;
+    let (repro, target) = open_repro(&a.path, &a.exec)?;
     let runner = target.prepare(&repro.spec)?;
     let r = weft_explore::replay(runner.as_ref(), &repro.scenario, &repro.decisions, true);
     let diverged = r.report.trace_hash != repro.trace_hash || r.report.outcome != repro.outcome;
@@ -756,7 +771,7 @@ fn show(a: ShowArgs) -> Result<Code> {
 }
 
 fn replay(a: ReplayArgs) -> Result<Code> {
-    let (repro, target) = open_repro(&a.path)?;
+    let (repro, target) = open_repro(&a.path, &a.exec)?;
     if let Some(variant) = &a.variant {
         return replay_on_variant(&a, &repro, target.as_ref(), variant);
     }
@@ -828,7 +843,7 @@ fn check_determinism(a: DeterminismArgs) -> Result<Code> {
     }
     let (target, spec) = a.target.spec()?;
     let runner = target.prepare(&spec)?;
-    let scenario = a.target.scenario(runner.as_ref());
+    let scenario = a.target.scenario(runner.as_ref())?;
     println!(
         "weft check-determinism {}  seeds {}  base seed {}",
         describe_spec(&spec),
@@ -847,7 +862,7 @@ fn check_determinism(a: DeterminismArgs) -> Result<Code> {
 }
 
 fn explain_crash(a: ExplainArgs) -> Result<Code> {
-    let (repro, target) = open_repro(&a.path)?;
+    let (repro, target) = open_repro(&a.path, &a.exec)?;
     let runner = target.prepare(&repro.spec)?;
     let recorded = repro.scenario.disk.contract;
     let r = weft_explore::replay(runner.as_ref(), &repro.scenario, &repro.decisions, true);

@@ -51,7 +51,7 @@ pub fn eval(a: EvalArgs) -> Result<Code> {
     );
     // Each variant's own default scenario, unless the command line changes it.
     let scenario = match a.target.overrides_scenario() {
-        true => Some(a.target.scenario(target.prepare(&spec)?.as_ref())),
+        true => Some(a.target.scenario(target.prepare(&spec)?.as_ref())?),
         false => None,
     };
     let opts = weft_explore::EvalOptions {

@@ -1,59 +1,116 @@
-//! `weft run`: N copies of an unmodified program under the shim, as the nodes of one simulated
-//! world; prints every output line with its node and virtual time, deterministically per seed.
+//! `weft run`: unmodified programs under the shim as the nodes of one simulated world — N
+//! copies of one program, or the node groups of a cluster file — printing every output line
+//! with its node and virtual time, deterministically per seed.
 
 use crate::exit::Code;
 use anyhow::{Context, Result};
 use clap::Args;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
-use weft_core::Outcome;
+use weft_core::{Outcome, RunSpec, Scenario};
 use weft_report::{Provenance, Repro};
+
+#[path = "knobs.rs"]
+pub mod knobs;
+#[path = "process.rs"]
+pub mod process;
 
 #[derive(Args)]
 pub struct RunArgs {
-    /// How many processes (nodes) to start.
-    #[arg(long, default_value_t = 3)]
+    /// How many processes (nodes) to start (without --cluster).
+    #[arg(long, default_value_t = 3, conflicts_with = "cluster")]
     nodes: u32,
+    /// A cluster file (TOML) naming node groups, each with its program, arguments,
+    /// environment, start time, count and expected exit statuses (see the README).
+    #[arg(long, value_name = "FILE")]
+    cluster: Option<PathBuf>,
     /// Seed for every decision of the run (scheduling, latency, faults).
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Faults: `none`, `default`, or per-message rates like `drop=1/10,dup=1/50,delay=1/20`.
-    #[arg(long, default_value = "none")]
-    faults: String,
-    /// Write the run as a repro file (replay with `weft replay FILE`).
+    #[command(flatten)]
+    knobs: knobs::ScenarioArgs,
+    /// Write the run as a repro file (replay with `weft replay --allow-exec FILE`).
     #[arg(long)]
     record: Option<PathBuf>,
+    /// Output folder: each node runs in a fresh, empty directory under OUT/work.
+    #[arg(long, default_value = "weft-out")]
+    out: PathBuf,
     /// An output line containing this text is a violation (`no_forbidden_output`).
     #[arg(long)]
     forbid: Option<String>,
-    /// Exit statuses that count as success (comma-separated).
-    #[arg(long, default_value = "0", value_delimiter = ',')]
+    /// Exit statuses that count as success (comma-separated; without --cluster).
+    #[arg(long, value_delimiter = ',', conflicts_with = "cluster")]
     exit_codes: Vec<i32>,
-    /// The program, then its arguments; `{id}`, `{ip}`, `{port}`, `{addr}`, `{peers}` (every
-    /// node's address), `{others}` (every other node's) and `{nodes}` are replaced per node.
-    #[arg(required = true, last = true, num_args = 1..)]
+    /// Memory limit per process (RLIMIT_DATA), e.g. `512MiB`; `0` = none (default 2GiB).
+    #[arg(long, value_name = "SIZE")]
+    memory_limit: Option<String>,
+    /// CPU-time limit per process (RLIMIT_CPU), e.g. `60s`; `0` = none (default 300s).
+    #[arg(long, value_name = "DURATION")]
+    cpu_limit: Option<String>,
+    /// The program, then its arguments (without --cluster); `{id}`, `{ip}`, `{port}`,
+    /// `{addr}`, `{peers}` (every node's address), `{others}` (every other node's) and
+    /// `{nodes}` are replaced per node.
+    #[arg(last = true, num_args = 1.., required_unless_present = "cluster", conflicts_with = "cluster")]
     command: Vec<String>,
 }
 
-pub fn run(a: RunArgs) -> Result<Code> {
-    if a.nodes == 0 {
-        anyhow::bail!("--nodes must be at least 1");
+impl RunArgs {
+    /// The `process` target spec these flags describe.
+    fn spec(&self) -> Result<RunSpec> {
+        let mut o = BTreeMap::new();
+        match &self.cluster {
+            Some(file) => {
+                o.insert("cluster".to_string(), file.display().to_string());
+            }
+            None => {
+                if self.nodes == 0 {
+                    anyhow::bail!("--nodes must be at least 1");
+                }
+                o.insert("program".into(), self.command[0].clone());
+                o.insert("args".into(), weft_host::join_args(&self.command[1..]));
+                o.insert("nodes".into(), self.nodes.to_string());
+                if !self.exit_codes.is_empty() {
+                    let codes: Vec<String> = self.exit_codes.iter().map(i32::to_string).collect();
+                    o.insert("exit_codes".into(), codes.join(","));
+                }
+            }
+        }
+        let mut put = |k: &str, v: &Option<String>| {
+            if let Some(v) = v {
+                o.insert(k.to_string(), v.clone());
+            }
+        };
+        put("forbid", &self.forbid);
+        put("memory_limit", &self.memory_limit);
+        put("cpu_limit", &self.cpu_limit);
+        let work = std::path::absolute(&self.out)?.join("work");
+        o.insert("work_dir".into(), work.display().to_string());
+        Ok(RunSpec {
+            target: "process".into(),
+            variant: "default".into(),
+            options: o,
+            property: None,
+        })
     }
-    let program = PathBuf::from(&a.command[0]);
-    let mut cfg = weft_host::HostConfig::new(program, a.command[1..].to_vec(), a.nodes);
-    cfg.forbid = a.forbid.clone();
-    cfg.exit_codes = a.exit_codes.clone();
-    let scenario =
-        weft_host::faults_scenario(&a.faults).map_err(|e| anyhow::anyhow!("bad --faults: {e}"))?;
-    let spec = cfg.to_spec();
-    println!(
-        "weft run --nodes {} --seed {} --faults {} -- {}",
-        a.nodes,
-        a.seed,
-        a.faults,
-        a.command.join(" ")
-    );
+
+    fn header(&self) -> String {
+        let what = match &self.cluster {
+            Some(file) => format!("--cluster {}", file.display()),
+            None => format!("--nodes {} -- {}", self.nodes, self.command.join(" ")),
+        };
+        format!("weft run --seed {}{} {what}", self.seed, self.knobs.describe())
+    }
+}
+
+pub fn run(a: RunArgs) -> Result<Code> {
+    let spec = a.spec()?;
+    let (cfg, cluster) = weft_host::ProcessTarget.load(&spec)?;
+    let scenario = cluster.apply_scenario(Scenario::calm()).map_err(anyhow::Error::msg)?;
+    let scenario = a.knobs.apply(scenario)?;
+    let recorded = cfg.to_spec_with(&cluster.scenario).map_err(anyhow::Error::msg)?;
+    println!("{}", a.header());
     let r = weft_host::run_program(&cfg, &scenario, a.seed, None)
-        .with_context(|| format!("cannot run {}", a.command[0]))?;
+        .with_context(|| format!("cannot run {}", a.header()))?;
     for note in &r.output.notes {
         println!("note: {note}");
     }
@@ -69,7 +126,7 @@ pub fn run(a: RunArgs) -> Result<Code> {
             format: weft_report::FORMAT.into(),
             format_version: weft_report::FORMAT_VERSION,
             weft_version: weft_core::VERSION.into(),
-            spec,
+            spec: recorded,
             scenario,
             seed: a.seed,
             provenance: Provenance {
@@ -85,7 +142,7 @@ pub fn run(a: RunArgs) -> Result<Code> {
             faults: report.faults,
         };
         repro.write(path)?;
-        println!("recorded: weft replay {}", path.display());
+        println!("recorded: weft replay --allow-exec {}", path.display());
     }
     Ok(match &report.outcome {
         o if o.is_failure() => Code::Violation,

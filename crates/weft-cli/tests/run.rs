@@ -73,7 +73,7 @@ fn a_recorded_run_replays_bit_for_bit() {
         .last()
         .unwrap()
         .to_string();
-    let r = weft(&["replay", file.to_str().unwrap()]);
+    let r = weft(&["replay", "--allow-exec", file.to_str().unwrap()]);
     assert!(text(&r).contains(&format!("trace hash {hash} (recorded {hash})")), "{}", text(&r));
     assert!(!text(&r).contains("DIVERGED"));
 }
@@ -108,7 +108,7 @@ fn the_planted_election_bug_is_found_shrunk_and_replayed() {
     assert!(t.contains("shrunk in"), "{t}");
     let last = String::from_utf8_lossy(&o.stdout).lines().last().unwrap().to_string();
     let repro = last.strip_prefix("reproduce: weft replay ").expect(&last).to_string();
-    let r = weft(&["replay", &repro]);
+    let r = weft(&["replay", "--allow-exec", &repro]);
     assert_eq!(r.status.code(), Some(1), "{}", text(&r));
     assert!(text(&r).contains("reproduced"));
 }
@@ -127,7 +127,16 @@ fn escapes_from_the_shim_are_unsupported_with_the_reason() {
 
 #[test]
 fn a_missing_program_is_an_input_error() {
-    let o = weft(&["run", "--nodes", "2", "--", "/nonexistent/prog"]);
-    assert!(matches!(o.status.code(), Some(2) | Some(4)), "{}", text(&o));
-    assert!(!text(&o).contains("panicked"), "{}", text(&o));
+    let not_elf = Path::new(env!("CARGO_TARGET_TMPDIR")).join("not-elf");
+    std::fs::write(&not_elf, "just text\n").unwrap();
+    std::fs::set_permissions(&not_elf, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .unwrap();
+    for prog in ["/nonexistent/prog", "/tmp", not_elf.to_str().unwrap()] {
+        let o = weft(&["run", "--nodes", "2", "--", prog]);
+        assert_eq!(o.status.code(), Some(2), "{prog}: {}", text(&o));
+        assert!(o.stdout.is_empty(), "{prog}: nothing on stdout: {}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.lines().count(), 1, "{prog}: one line on stderr: {err}");
+        assert!(err.contains(prog), "{err}");
+    }
 }

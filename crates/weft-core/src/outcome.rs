@@ -50,6 +50,8 @@ pub enum Outcome {
     /// The run left the assumptions of the target's model (e.g. a failure detector that would
     /// have suspected a live node). Labelled, never reported as a violation.
     OutsideModel { detail: String },
+    /// A real process exceeded its memory or CPU-time limit (a leak or a runaway loop).
+    ResourceLimit { detail: String },
 }
 
 impl Outcome {
@@ -62,6 +64,7 @@ impl Outcome {
                 | Outcome::TargetCrashed { .. }
                 | Outcome::Deadlock { .. }
                 | Outcome::Nondeterminism { .. }
+                | Outcome::ResourceLimit { .. }
         )
     }
 
@@ -77,6 +80,7 @@ impl Outcome {
             Outcome::Deadlock { .. } => "deadlock",
             Outcome::BudgetExhausted { .. } => "budget_exhausted",
             Outcome::OutsideModel { .. } => "outside_model",
+            Outcome::ResourceLimit { .. } => "resource_limit",
         }
     }
 
@@ -127,6 +131,7 @@ impl fmt::Display for Outcome {
             Outcome::Deadlock { detail } => write!(f, "deadlock: {detail}"),
             Outcome::BudgetExhausted { detail } => write!(f, "budget exhausted: {detail}"),
             Outcome::OutsideModel { detail } => write!(f, "outside the model: {detail}"),
+            Outcome::ResourceLimit { detail } => write!(f, "resource limit: {detail}"),
         }
     }
 }

@@ -63,6 +63,18 @@ pub struct Scenario {
     /// The simulated disks' persistence contract and fault knobs.
     #[serde(default)]
     pub disk: DiskConfig,
+    /// Real processes only: the modelled CPU cost of one intercepted call that does not block
+    /// (a call served locally, such as a clock read, costs a hundredth of it). A thread's
+    /// costs accumulate while virtual time stands still and are paid by holding the thread
+    /// back, so that busy waits (a `clock_gettime` loop, `poll` with timeout 0, `sched_yield`,
+    /// a failing `trylock`) see time pass and let the other threads run, as on Linux.
+    /// Shadow's `--model-unblocked-syscall-latency`, always on. In-process targets ignore it.
+    #[serde(default = "default_call_latency")]
+    pub call_latency: SimDuration,
+}
+
+fn default_call_latency() -> SimDuration {
+    SimDuration::from_micros(1)
 }
 
 /// Which crash states a simulated disk may be in when its node restarts. Nested: every crash
@@ -169,6 +181,7 @@ impl Default for Scenario {
             heal_phase: SimDuration::from_secs(2),
             max_events: 200_000,
             disk: DiskConfig::default(),
+            call_latency: default_call_latency(),
         }
     }
 }

@@ -70,7 +70,8 @@ fn per_call(bin: &Path, mode: &str, n: u64, under_shim: bool) -> f64 {
 }
 
 fn pingpong_native(bin: &Path, rounds: u32) -> Duration {
-    let cfg = HostConfig { port: 47123, ..HostConfig::new(bin, vec![], 3) };
+    let mut cfg = HostConfig::new(bin, vec![], 3);
+    cfg.port = 47123;
     let args = |id: u32| {
         let mut a = vec![id.to_string(), cfg.addr(id)];
         a.push((0..3).filter(|&n| n != id).map(|n| cfg.addr(n)).collect::<Vec<_>>().join(","));

@@ -1,6 +1,7 @@
 //! [`HostConfig`]: everything one run of real processes depends on besides the scenario and the
 //! decisions, validated once (from the `process` target's options or from `weft run` flags).
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use weft_core::SimDuration;
 
@@ -21,20 +22,85 @@ pub enum Netns {
     Off,
 }
 
-/// The configuration of one program under the host. Placeholders in `args` are replaced per
-/// node: `{id}` (0-based node number), `{ip}`, `{port}`, `{addr}` (`ip:port`), `{peers}`
-/// (comma-separated `ip:port` of every node, in id order), `{others}` (the same without this
-/// node), `{nodes}`.
+/// Per-process resource limits, applied with `setrlimit` before the program starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// `RLIMIT_DATA` in bytes (heap, private mappings, thread stacks); 0 = no limit.
+    pub memory_bytes: u64,
+    /// `RLIMIT_CPU` in seconds of CPU time (SIGXCPU, then SIGKILL 2 s later); 0 = no limit.
+    pub cpu_secs: u64,
+}
+
+impl Default for Limits {
+    /// 2 GiB of memory and 300 s of CPU time per process.
+    fn default() -> Limits {
+        Limits { memory_bytes: 2 << 30, cpu_secs: 300 }
+    }
+}
+
+/// One kind of node of a cluster: `count` processes of one program. Nodes are numbered in
+/// group order (the first group's nodes first).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Group {
+    pub name: String,
+    pub program: PathBuf,
+    /// The content hash ([`crate::program_hash`]) the program must still have (recorded in
+    /// repros, so a changed binary is refused); `None`: not checked.
+    pub program_hash: Option<u64>,
+    /// Placeholders are replaced per node (see [`HostConfig`]).
+    pub args: Vec<String>,
+    /// Added to the environment weft itself was started with.
+    pub env: BTreeMap<String, String>,
+    pub count: u32,
+    /// Virtual time at which the group's processes start.
+    pub start: SimDuration,
+    /// Exit statuses that count as success; any other exit, or death by signal, ends the run
+    /// as `target_crashed` (or `resource_limit`).
+    pub exit_codes: Vec<i32>,
+    pub limits: Limits,
+}
+
+impl Group {
+    /// `count` copies of `program args…`, started at time 0, exit status 0 expected.
+    pub fn new(name: &str, program: impl Into<PathBuf>, args: Vec<String>, count: u32) -> Group {
+        Group {
+            name: name.into(),
+            program: program.into(),
+            program_hash: None,
+            args,
+            env: BTreeMap::new(),
+            count,
+            start: SimDuration::ZERO,
+            exit_codes: vec![0],
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// What a node is started as: the group's program, arguments with placeholders replaced, its
+/// environment, working directory and limits.
+#[derive(Clone, Debug)]
+pub(crate) struct Launch {
+    pub(crate) program: PathBuf,
+    pub(crate) args: Vec<String>,
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) cwd: Option<PathBuf>,
+    pub(crate) limits: Limits,
+}
+
+/// The configuration of real processes under the host: one or more node [`Group`]s.
+/// Placeholders in a group's `args` are replaced per node: `{id}` (0-based node number over
+/// the whole cluster), `{ip}`, `{port}`, `{addr}` (`ip:port`), `{peers}` (comma-separated
+/// `ip:port` of every node, in id order), `{others}` (the same without this node), `{nodes}`,
+/// `{group}` (the group's name), `{index}` (0-based number within the group) and
+/// `{peers:NAME}` (the addresses of group NAME's nodes).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HostConfig {
-    pub program: PathBuf,
-    pub args: Vec<String>,
+    pub groups: Vec<Group>,
+    /// The number of nodes: the sum of the groups' counts ([`HostConfig::check`] insists).
     pub nodes: u32,
     /// A line containing this text is a safety violation (`no_forbidden_output`).
     pub forbid: Option<String>,
-    /// Exit statuses that count as success; any other exit, or death by signal, is
-    /// `TargetCrashed`.
-    pub exit_codes: Vec<i32>,
     /// The run ends (as a pass) when virtual time would pass this.
     pub time_limit: SimDuration,
     pub on_idle: OnIdle,
@@ -47,17 +113,26 @@ pub struct HostConfig {
     pub pin_cpu: bool,
     /// The shim to preload; `None` uses the one embedded in this library.
     pub shim: Option<PathBuf>,
+    /// Each run makes a fresh, empty working directory per node under this folder
+    /// (`slotK/nID`); `None`: processes inherit weft's own working directory.
+    pub work_dir: Option<PathBuf>,
+    /// This run's folder under `work_dir` (set by [`crate::run_once`] for one run).
+    pub(crate) run_dir: Option<PathBuf>,
 }
 
 impl HostConfig {
-    /// `nodes` copies of `program args…` with the defaults documented on each field.
+    /// `nodes` copies of `program args…` (one group, `node`) with the defaults documented on
+    /// each field.
     pub fn new(program: impl Into<PathBuf>, args: Vec<String>, nodes: u32) -> HostConfig {
+        HostConfig::cluster(vec![Group::new("node", program, args, nodes)])
+    }
+
+    /// A cluster of `groups`, with the defaults documented on each field.
+    pub fn cluster(groups: Vec<Group>) -> HostConfig {
         HostConfig {
-            program: program.into(),
-            args,
-            nodes,
+            nodes: groups.iter().map(|g| g.count).sum(),
+            groups,
             forbid: None,
-            exit_codes: vec![0],
             time_limit: SimDuration::from_secs(60),
             on_idle: OnIdle::Deadlock,
             hang_events: 100_000,
@@ -65,7 +140,52 @@ impl HostConfig {
             netns: Netns::Auto,
             pin_cpu: true,
             shim: None,
+            work_dir: None,
+            run_dir: None,
         }
+    }
+
+    /// The configuration's own consistency: node count, group names, `{peers:NAME}`.
+    pub fn check(&self) -> Result<(), String> {
+        let sum: u64 = self.groups.iter().map(|g| g.count as u64).sum();
+        if sum != self.nodes as u64 || sum == 0 || sum > crate::proto::MAX_SLOTS as u64 {
+            return Err(format!(
+                "a cluster needs 1..={} nodes in all (groups give {sum}, nodes says {})",
+                crate::proto::MAX_SLOTS,
+                self.nodes
+            ));
+        }
+        for (i, g) in self.groups.iter().enumerate() {
+            if self.groups[..i].iter().any(|h| h.name == g.name) {
+                return Err(format!("two groups are named `{}`", g.name));
+            }
+            if g.exit_codes.is_empty() {
+                return Err(format!("group `{}`: exit_codes is empty", g.name));
+            }
+            for a in &g.args {
+                for name in a.split("{peers:").skip(1).filter_map(|r| r.split_once('}')) {
+                    if !self.groups.iter().any(|h| h.name == name.0) {
+                        return Err(format!(
+                            "group `{}`: no group `{}` for {{peers:{}}}",
+                            g.name, name.0, name.0
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The group of node `node` and the node's number within it.
+    pub fn group_of(&self, node: u32) -> (&Group, u32) {
+        let mut first = 0;
+        for g in &self.groups {
+            if node < first + g.count {
+                return (g, node - first);
+            }
+            first += g.count;
+        }
+        panic!("node {node} is outside the cluster of {} nodes", self.nodes)
     }
 
     /// `ip:port` of node `node`.
@@ -73,45 +193,111 @@ impl HostConfig {
         format!("{}:{}", crate::host::format_ip(crate::host::node_ip(node)), self.port)
     }
 
+    /// The addresses of the nodes `nodes`, comma-separated.
+    fn addrs(&self, nodes: impl Iterator<Item = u32>) -> String {
+        nodes.map(|n| self.addr(n)).collect::<Vec<String>>().join(",")
+    }
+
     /// The arguments of node `node`, placeholders replaced.
     pub fn args_for(&self, node: u32) -> Vec<String> {
-        let list = |skip_self: bool| {
-            let all = (0..self.nodes).filter(|&n| !skip_self || n != node);
-            all.map(|n| self.addr(n)).collect::<Vec<String>>().join(",")
-        };
-        let (peers, others) = (list(false), list(true));
+        let peers = self.addrs(0..self.nodes);
+        let others = self.addrs((0..self.nodes).filter(|&n| n != node));
         let ip = crate::host::format_ip(crate::host::node_ip(node));
-        self.args
+        let (group, index) = self.group_of(node);
+        let mut first = 0;
+        let mut of_group = Vec::new();
+        for g in &self.groups {
+            of_group.push((format!("{{peers:{}}}", g.name), self.addrs(first..first + g.count)));
+            first += g.count;
+        }
+        group
+            .args
             .iter()
             .map(|a| {
-                a.replace("{id}", &node.to_string())
+                let mut a = a
+                    .replace("{id}", &node.to_string())
                     .replace("{ip}", &ip)
                     .replace("{port}", &self.port.to_string())
                     .replace("{addr}", &self.addr(node))
                     .replace("{peers}", &peers)
                     .replace("{others}", &others)
                     .replace("{nodes}", &self.nodes.to_string())
+                    .replace("{group}", &group.name)
+                    .replace("{index}", &index.to_string());
+                for (pattern, list) in &of_group {
+                    a = a.replace(pattern, list);
+                }
+                a
             })
             .collect()
+    }
+
+    /// How node `node` is started.
+    pub(crate) fn launch(&self, node: u32) -> Launch {
+        let (group, _) = self.group_of(node);
+        Launch {
+            program: group.program.clone(),
+            args: self.args_for(node),
+            env: group.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            cwd: self.run_dir.as_ref().map(|d| d.join(format!("n{node}"))),
+            limits: group.limits,
+        }
+    }
+
+    /// When node `node` starts, if not at time 0.
+    pub(crate) fn start_at(&self, node: u32) -> Option<SimDuration> {
+        let start = self.group_of(node).0.start;
+        (start > SimDuration::ZERO).then_some(start)
+    }
+
+    /// Whether exit status `code` is a success for node `node`.
+    pub(crate) fn exit_ok(&self, node: u32, code: i32) -> bool {
+        self.group_of(node).0.exit_codes.contains(&code)
+    }
+
+    /// Why some program of the cluster cannot run under the shim (static, Go, …), if any.
+    pub(crate) fn unsupported_reason(&self) -> Option<String> {
+        self.groups.iter().find_map(|g| crate::elf::unsupported_reason_cached(&g.program))
+    }
+
+    /// The outcome for node `node`'s process `pid`, which ended badly with wait status
+    /// `status`, if it ran into one of its limits (see [`crate::spawn::reap`]).
+    pub(crate) fn limit_outcome(
+        &self,
+        node: u32,
+        pid: libc::pid_t,
+        status: i32,
+        at: weft_core::SimTime,
+    ) -> Option<weft_core::Outcome> {
+        let (group, _) = self.group_of(node);
+        let why = crate::spawn::over_limit(pid, status, &group.limits)?;
+        Some(weft_core::Outcome::ResourceLimit {
+            detail: format!("node {node} (group {}) {why} at {at}", group.name),
+        })
     }
 }
 
 impl HostConfig {
     /// The `process` target spec that prepares back into this configuration: what a repro file
     /// of a `weft run` records, so `weft replay` reruns it through [`crate::ProcessTarget`].
-    pub fn to_spec(&self) -> weft_core::RunSpec {
-        let mut o = std::collections::BTreeMap::new();
+    /// The groups are recorded as `cluster_json`, each program with its content hash.
+    pub fn to_spec(&self) -> Result<weft_core::RunSpec, String> {
+        self.to_spec_with(&[])
+    }
+
+    /// [`HostConfig::to_spec`], also recording a cluster file's `[scenario]` knobs.
+    pub fn to_spec_with(&self, knobs: &[(String, String)]) -> Result<weft_core::RunSpec, String> {
+        let cluster = crate::Cluster {
+            groups: self.groups.clone(),
+            settings: BTreeMap::new(),
+            scenario: knobs.to_vec(),
+        };
+        let mut o = BTreeMap::new();
         let mut put = |k: &str, v: String| {
             o.insert(k.to_string(), v);
         };
-        put("program", self.program.display().to_string());
-        put("args", join_args(&self.args));
-        put("nodes", self.nodes.to_string());
+        put("cluster_json", cluster.to_json()?);
         put("forbid", self.forbid.clone().unwrap_or_default());
-        put(
-            "exit_codes",
-            self.exit_codes.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(","),
-        );
         put("time_limit", self.time_limit.to_string());
         put(
             "on_idle",
@@ -133,12 +319,16 @@ impl HostConfig {
         );
         put("pin", self.pin_cpu.to_string());
         put("shim", self.shim.as_ref().map(|p| p.display().to_string()).unwrap_or_default());
-        weft_core::RunSpec {
+        put(
+            "work_dir",
+            self.work_dir.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
+        );
+        Ok(weft_core::RunSpec {
             target: "process".into(),
             variant: "default".into(),
             options: o,
             property: None,
-        }
+        })
     }
 }
 
@@ -162,14 +352,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn groups_number_their_nodes_in_order() {
+        let mut cfg = HostConfig::cluster(vec![
+            Group::new("server", "/s", vec!["{index}".into(), "{peers:client}".into()], 2),
+            Group::new("client", "/c", vec!["{index}:{id}".into(), "{peers:server}".into()], 1),
+        ]);
+        cfg.check().unwrap();
+        assert_eq!(cfg.nodes, 3);
+        assert_eq!(cfg.args_for(1), ["1", "127.1.0.3:7000"]);
+        assert_eq!(cfg.args_for(2), ["0:2", "127.1.0.1:7000,127.1.0.2:7000"]);
+        assert_eq!(cfg.group_of(2).0.name, "client");
+        cfg.groups[1].args.push("{peers:nobody}".into());
+        assert!(cfg.check().unwrap_err().contains("nobody"));
+    }
+
+    #[test]
     fn placeholders_are_replaced_per_node() {
-        let cfg = HostConfig::new(
+        let mut cfg = HostConfig::new(
             "/bin/prog",
             ["--id={id}", "{addr}", "{others}", "{ip}:{port}", "{nodes}", "{peers}"]
                 .map(String::from)
                 .to_vec(),
             3,
         );
+        cfg.groups[0].args.push("{group}/{index}/{peers:node}".into());
         assert_eq!(
             cfg.args_for(1),
             [
@@ -178,7 +384,8 @@ mod tests {
                 "127.1.0.1:7000,127.1.0.3:7000",
                 "127.1.0.2:7000",
                 "3",
-                "127.1.0.1:7000,127.1.0.2:7000,127.1.0.3:7000"
+                "127.1.0.1:7000,127.1.0.2:7000,127.1.0.3:7000",
+                "node/1/127.1.0.1:7000,127.1.0.2:7000,127.1.0.3:7000"
             ]
         );
     }
@@ -186,14 +393,19 @@ mod tests {
     #[test]
     fn a_config_round_trips_through_its_spec() {
         let mut cfg = HostConfig::new("/bin/true", vec!["{id}".into(), "x y".into()], 4);
+        cfg.groups[0].program = std::fs::canonicalize("/bin/true").unwrap();
+        cfg.groups[0].program_hash = Some(crate::program_hash(&cfg.groups[0].program).unwrap());
+        cfg.groups[0].exit_codes = vec![0, 3];
+        cfg.groups[0].start = SimDuration::from_millis(3);
+        cfg.groups[0].env.insert("K".into(), "v".into());
+        cfg.work_dir = Some("/tmp/weft-test-work".into());
         cfg.forbid = Some("BAD".into());
-        cfg.exit_codes = vec![0, 3];
         cfg.time_limit = SimDuration::from_millis(1500);
         cfg.on_idle = OnIdle::Pass;
         cfg.port = 9000;
         cfg.netns = Netns::Off;
         cfg.pin_cpu = false;
-        let spec = cfg.to_spec();
+        let spec = cfg.to_spec().unwrap();
         assert_eq!(spec.target, "process");
         assert_eq!(crate::ProcessTarget.config(&spec).unwrap(), cfg);
     }

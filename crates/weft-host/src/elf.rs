@@ -70,3 +70,51 @@ pub(crate) fn unsupported_reason_cached(path: &Path) -> Option<String> {
     let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     cache.entry(key).or_insert_with(|| unsupported_reason(path)).clone()
 }
+
+/// The input checks before a program is accepted for a run (a usage error, exit 2, when they
+/// fail: unlike [`unsupported_reason`], which is about what the shim can see): it exists, is
+/// an executable regular file, and is an ELF file or a `#!` script. Answers its absolute,
+/// symlink-free path.
+pub fn check_program(path: &Path) -> Result<std::path::PathBuf, String> {
+    use std::io::Read;
+    use std::os::unix::fs::PermissionsExt;
+    let shown = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| format!("program {shown}: {e}"))?;
+    if meta.is_dir() {
+        return Err(format!("program {shown} is a directory, not an executable"));
+    }
+    if !meta.is_file() {
+        return Err(format!("program {shown} is not a regular file"));
+    }
+    if meta.permissions().mode() & 0o111 == 0 {
+        return Err(format!("program {shown} is not executable (no x permission)"));
+    }
+    let mut head = [0u8; 4];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .map_err(|e| format!("program {shown}: {e}"))?;
+    if !(head[..n].starts_with(b"#!") || head[..n] == *b"\x7fELF") {
+        return Err(format!("program {shown} is not an ELF executable or a #! script"));
+    }
+    std::fs::canonicalize(path).map_err(|e| format!("program {shown}: {e}"))
+}
+
+/// A stable 64-bit hash of the program's bytes (weft-core's `StableHasher`), which a repro
+/// records so that a replay with a changed binary is refused. Remembered per (path, size,
+/// modification time).
+pub fn program_hash(path: &Path) -> Result<u64, String> {
+    use std::collections::BTreeMap;
+    use std::sync::Mutex;
+    type Key = (std::path::PathBuf, u64, Option<std::time::SystemTime>);
+    static CACHE: Mutex<BTreeMap<Key, u64>> = Mutex::new(BTreeMap::new());
+    let shown = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| format!("program {shown}: {e}"))?;
+    let key = (path.to_path_buf(), meta.len(), meta.modified().ok());
+    if let Some(h) = CACHE.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(*h);
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("program {shown}: {e}"))?;
+    let hash = weft_core::stable_hash(&bytes[..]);
+    CACHE.lock().unwrap_or_else(|e| e.into_inner()).insert(key, hash);
+    Ok(hash)
+}

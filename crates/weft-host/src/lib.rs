@@ -9,9 +9,16 @@
 //! [`weft_core::Decisions`]: the same decisions give the same trace hash and byte-identical
 //! output.
 //!
+//! A run's nodes come in [`Group`]s (a program, its arguments, environment, start time, count,
+//! expected exit statuses and [`Limits`]); a [`Cluster`] file describes them in TOML, and the
+//! resolved form a repro records names every program by absolute path and content hash
+//! ([`program_hash`]). Each node runs in a fresh, empty working directory under the
+//! configuration's `work_dir`, with a memory and a CPU-time limit; a process that exceeds one
+//! ends the run as `resource_limit`.
+//!
 //! Two ways to drive it: [`ProcessTarget`] (target name `process`) plugs into weft's generic
 //! explore / replay / shrink through [`weft_core::Target`]; [`run_program`] is the one call
-//! behind `weft run --nodes N [--seed S] [--faults …] -- PROGRAM ARGS…`.
+//! behind `weft run` (`--nodes N … -- PROGRAM ARGS…` or `--cluster FILE`).
 //!
 //! The shim is built by this crate's build script and embedded; [`shim_path`] writes it out
 //! once per content hash.
@@ -21,15 +28,19 @@
 #[path = "../../weft-shim/src/proto.rs"]
 mod proto;
 
+mod cluster;
 mod config;
 mod elf;
 mod host;
 mod region;
 mod spawn;
+mod symbols;
 mod target;
+mod workdir;
 
-pub use config::{join_args, split_args, HostConfig, Netns, OnIdle};
-pub use elf::unsupported_reason;
+pub use cluster::{parse_bytes, parse_cpu_secs, Cluster, MAX_CLUSTER_FILE};
+pub use config::{join_args, split_args, Group, HostConfig, Limits, Netns, OnIdle};
+pub use elf::{check_program, program_hash, unsupported_reason};
 pub use host::{format_ip, node_ip, virtual_pid, OutputLine, RunOutput, NODE_IP_BASE};
 /// How many iterations each side of a hand-off spins before it sleeps (when the host and the
 /// processes run on different CPUs); public for the benchmark's transport floor.
@@ -77,7 +88,9 @@ pub fn run_once(
         Some(p) => p.clone(),
         None => shim_path()?,
     };
-    host::run(cfg, &shim, scenario, decisions, obs)
+    cfg.check().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    let (cfg, _held) = workdir::claim(cfg)?;
+    host::run(&cfg, &shim, scenario, decisions, obs)
 }
 
 /// What `weft run` needs back: the run, plus the decisions to record for replay.
@@ -105,34 +118,12 @@ pub fn run_program(
     Ok(ProgramRun { output, decisions: decisions.into_log() })
 }
 
-/// The scenario for `weft run --faults SPEC`: `none` (no faults: weft_core's calm scenario),
-/// `default` (weft_core's default rates and budget), or a comma list overriding the default's
-/// per-message rates, e.g. `drop=1/10,dup=1/50,delay=1/20`.
+/// The scenario for `weft run --faults SPEC`: weft_core's calm scenario with the fault kinds
+/// of `SPEC` switched on ([`Scenario::set_faults`]: `none`, `default`, or a comma list of
+/// kinds with optional rates, e.g. `crash,drop=1/10`).
 pub fn faults_scenario(spec: &str) -> Result<Scenario, String> {
-    match spec.trim() {
-        "none" | "" => return Ok(Scenario::calm()),
-        "default" => return Ok(Scenario::default()),
-        _ => {}
-    }
     let mut s = Scenario::calm();
-    for part in spec.split(',') {
-        let (key, value) =
-            part.split_once('=').ok_or_else(|| format!("`{part}`: expected KEY=NUM/DEN"))?;
-        let (num, den) =
-            value.split_once('/').ok_or_else(|| format!("`{value}`: expected NUM/DEN"))?;
-        let num: u32 = num.trim().parse().map_err(|_| format!("`{num}`: not a number"))?;
-        let den: u32 = den.trim().parse().map_err(|_| format!("`{den}`: not a number"))?;
-        if den == 0 || num > den {
-            return Err(format!("`{value}`: need 0 <= NUM <= DEN, DEN > 0"));
-        }
-        let r = weft_core::Ratio::new(num, den);
-        match key.trim() {
-            "drop" => s.rates.drop = r,
-            "dup" | "duplicate" => s.rates.duplicate = r,
-            "delay" => s.rates.delay = r,
-            other => return Err(format!("unknown fault `{other}` (known: drop, dup, delay)")),
-        }
-    }
+    s.set_faults(spec).map_err(|e| e.to_string())?;
     Ok(s)
 }
 
@@ -149,7 +140,8 @@ mod tests {
         assert_eq!(s.rates.drop, Ratio::new(1, 10));
         assert_eq!(s.rates.duplicate, Ratio::new(1, 50));
         assert!(faults_scenario("drop=2/1").is_err());
-        assert!(faults_scenario("crash").is_err());
+        assert!(faults_scenario("quake").is_err());
+        assert_eq!(faults_scenario("crash").unwrap().rates.crash, Scenario::default().rates.crash);
     }
 
     #[test]

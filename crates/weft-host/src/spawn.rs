@@ -2,7 +2,9 @@
 //! `LD_PRELOAD`, one CPU, no address-space randomisation, and (where the kernel lets us) its
 //! own user and network namespaces so an escaped system call cannot reach a real network.
 
+use crate::config::{Launch, Limits};
 use crate::proto::{ENV_FD, ENV_SLOT};
+use std::cell::Cell;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
@@ -21,8 +23,8 @@ pub(crate) struct Spawned {
 }
 
 pub(crate) struct SpawnSpec<'a> {
-    pub(crate) program: &'a Path,
-    pub(crate) args: &'a [String],
+    /// Program, arguments, environment, working directory and limits of the node.
+    pub(crate) launch: &'a Launch,
     pub(crate) shim: &'a Path,
     pub(crate) region_fd: i32,
     pub(crate) slot: usize,
@@ -34,6 +36,95 @@ pub(crate) struct SpawnSpec<'a> {
 
 fn env_name(bytes: &[u8]) -> &str {
     std::str::from_utf8(&bytes[..bytes.len() - 1]).expect("ascii env name")
+}
+
+/// Between fork and exec: the process's memory (`RLIMIT_DATA`) and CPU-time (`RLIMIT_CPU`:
+/// SIGXCPU at the limit, SIGKILL two seconds later) limits.
+fn set_limits(limits: &Limits) -> io::Result<()> {
+    let set = |resource, soft: u64, hard: u64| {
+        let r = libc::rlimit { rlim_cur: soft, rlim_max: hard };
+        // SAFETY: setrlimit with a valid struct is async-signal-safe.
+        if unsafe { libc::setrlimit(resource, &r) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    };
+    if limits.memory_bytes > 0 {
+        set(libc::RLIMIT_DATA, limits.memory_bytes, limits.memory_bytes)?;
+    }
+    if limits.cpu_secs > 0 {
+        set(libc::RLIMIT_CPU, limits.cpu_secs, limits.cpu_secs + 2)?;
+    }
+    Ok(())
+}
+
+/// What the kernel said about the last process reaped by [`reap`] on this thread.
+#[derive(Clone, Copy)]
+struct Usage {
+    pid: libc::pid_t,
+    /// Peak resident set, KiB.
+    max_rss_kib: u64,
+    cpu_micros: u64,
+}
+
+thread_local! {
+    /// The host reaps a process and judges its end on the same thread, right after.
+    static LAST_REAPED: Cell<Option<Usage>> = const { Cell::new(None) };
+}
+
+/// `waitpid(pid, status, flags)` that also keeps the process's resource usage for
+/// [`over_limit`]: answers what waitpid answers.
+pub(crate) fn reap(pid: libc::pid_t, status: &mut i32, flags: i32) -> libc::pid_t {
+    // SAFETY: an all-zero rusage is valid; wait4 on our own child fills it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; `status` is a valid out pointer.
+    let r = unsafe { libc::wait4(pid, status, flags, &mut usage) };
+    if r == pid {
+        let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+        LAST_REAPED.set(Some(Usage {
+            pid,
+            max_rss_kib: usage.ru_maxrss as u64,
+            cpu_micros: micros(usage.ru_utime) + micros(usage.ru_stime),
+        }));
+    }
+    r
+}
+
+/// Why process `pid`, just reaped with wait status `status` after ending badly, ran into one
+/// of `limits`, if it did: killed by SIGXCPU or with its CPU time used up, or ended (by a
+/// signal or a failing exit: a failed allocation) with its peak resident memory at three
+/// quarters of its memory limit or more (the kernel's allocation failure itself is not
+/// reported, so this is the sign that is left).
+pub(crate) fn over_limit(pid: libc::pid_t, status: i32, limits: &Limits) -> Option<String> {
+    let usage = LAST_REAPED.get().filter(|u| u.pid == pid)?;
+    let signal = libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status));
+    let cpu_used = limits.cpu_secs > 0 && usage.cpu_micros >= limits.cpu_secs * 1_000_000;
+    if signal == Some(libc::SIGXCPU) || cpu_used {
+        return Some(format!("used up its CPU-time limit of {}s", limits.cpu_secs));
+    }
+    let rss = usage.max_rss_kib.saturating_mul(1024);
+    if limits.memory_bytes > 0 && rss.saturating_mul(4) >= limits.memory_bytes.saturating_mul(3) {
+        let how = match signal {
+            Some(sig) => format!("was killed by {}", signal_name(sig)),
+            None => format!("exited with status {}", libc::WEXITSTATUS(status)),
+        };
+        return Some(format!(
+            "{how} at its memory limit ({} MiB resident, limit {} MiB)",
+            rss >> 20,
+            limits.memory_bytes >> 20
+        ));
+    }
+    None
+}
+
+fn signal_name(sig: i32) -> String {
+    match sig {
+        libc::SIGSEGV => "SIGSEGV".into(),
+        libc::SIGBUS => "SIGBUS".into(),
+        libc::SIGABRT => "SIGABRT".into(),
+        libc::SIGKILL => "SIGKILL".into(),
+        _ => format!("signal {sig}"),
+    }
 }
 
 /// Whether processes can get their own user and network namespaces here: probed once by
@@ -166,8 +257,10 @@ fn write_proc_file(path: &[u8], data: &[u8]) -> io::Result<()> {
 pub(crate) fn spawn(spec: &SpawnSpec<'_>) -> io::Result<Spawned> {
     let (read, write) = pipe()?;
     let write2 = write.try_clone()?;
-    let mut cmd = Command::new(spec.program);
-    cmd.args(spec.args)
+    let launch = spec.launch;
+    let mut cmd = Command::new(&launch.program);
+    cmd.args(&launch.args)
+        .envs(launch.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::from(write))
         .stderr(Stdio::from(write2))
@@ -178,10 +271,14 @@ pub(crate) fn spawn(spec: &SpawnSpec<'_>) -> io::Result<Spawned> {
     let address = add_address_request(spec.ip);
     let region_fd = spec.region_fd;
     let cpu = spec.cpu;
+    if let Some(dir) = &launch.cwd {
+        cmd.current_dir(dir);
+    }
     let netns = spec.netns;
+    let limits = launch.limits;
     // SAFETY: the closure runs between fork and exec and calls only async-signal-safe
-    // functions (unshare, open/write/close, sched_setaffinity, personality, prctl, dup2) on
-    // data prepared before the fork.
+    // functions (unshare, open/write/close, sched_setaffinity, personality, prctl, dup2,
+    // setrlimit) on data prepared before the fork.
     unsafe {
         cmd.pre_exec(move || {
             if netns {
@@ -194,6 +291,7 @@ pub(crate) fn spawn(spec: &SpawnSpec<'_>) -> io::Result<Spawned> {
                 libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
             }
             libc::personality(libc::ADDR_NO_RANDOMIZE as libc::c_ulong);
+            set_limits(&limits)?;
             // If the host thread dies (a weft bug), its processes die with it.
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
             if libc::dup2(region_fd, CHILD_REGION_FD) < 0 {

@@ -1,7 +1,8 @@
 //! The `process` target: real programs under the shim, behind weft's generic [`Target`]
 //! interface so explore, replay and shrink work on them unchanged.
 
-use crate::config::{split_args, HostConfig, Netns, OnIdle};
+use crate::cluster::Cluster;
+use crate::config::{split_args, Group, HostConfig, Limits, Netns, OnIdle};
 use weft_core::{
     ConfigError, Decisions, Modality, Observer, OptionInfo, Outcome, PropertyInfo, RunReport,
     RunSpec, Runner, Scenario, SimDuration, SimTime, Target, TargetInfo, VariantInfo,
@@ -11,11 +12,16 @@ use weft_core::{
 ///
 /// | option | default | meaning |
 /// |---|---|---|
-/// | `program` | (required) | path of the executable (dynamically linked, not Go) |
+/// | `program` | | path of the executable (dynamically linked, not Go); or `cluster` |
 /// | `args` | empty | arguments joined by U+001F ([`crate::join_args`]); placeholders below |
 /// | `nodes` | `3` | number of processes |
-/// | `forbid` | empty | an output line containing this text violates `no_forbidden_output` |
 /// | `exit_codes` | `0` | comma list of exit statuses that count as success |
+/// | `cluster` | | a cluster file (TOML, [`Cluster::read`]) instead of the four above |
+/// | `cluster_json` | | the resolved cluster a repro records ([`ProcessTarget::resolve`]) |
+/// | `memory_limit` | `2GiB` | per process (`RLIMIT_DATA`); `0` = none; a group may set its own |
+/// | `cpu_limit` | `300s` | CPU time per process (`RLIMIT_CPU`); `0` = none |
+/// | `work_dir` | `weft-out/work` | folder of the fresh per-node working directories |
+/// | `forbid` | empty | an output line containing this text violates `no_forbidden_output` |
 /// | `time_limit` | `60s` | virtual time at which the run ends as a pass |
 /// | `on_idle` | `deadlock` | `deadlock` or `pass`: everything blocked forever |
 /// | `hang_events` | `100000` | intercepted calls without time advancing that make a hang |
@@ -24,24 +30,34 @@ use weft_core::{
 /// | `pin` | `true` | pin host and processes to one CPU |
 /// | `shim` | empty | a shim .so to use instead of the embedded one |
 ///
-/// Placeholders in `args`, per node: `{id}` `{ip}` `{port}` `{addr}` `{peers}` (every node) `{others}` (every
-/// other node) `{nodes}`.
+/// A cluster file's top-level settings (`time_limit`, `on_idle`, `forbid`, `port`,
+/// `hang_events`) apply unless the option is given; its `[scenario]` knobs shape the default
+/// scenario. Placeholders: see [`HostConfig`].
 pub struct ProcessTarget;
 
 const OPTIONS: &[OptionInfo] = &[
-    OptionInfo { name: "program", default: "", summary: "executable to run (required)" },
+    OptionInfo { name: "program", default: "", summary: "executable to run (or -o cluster=FILE)" },
     OptionInfo {
         name: "args",
         default: "",
         summary: "arguments joined by U+001F; {id} {ip} {port} {addr} {peers} {others} {nodes}",
     },
     OptionInfo { name: "nodes", default: "3", summary: "number of processes" },
-    OptionInfo { name: "forbid", default: "", summary: "output text that must never appear" },
     OptionInfo {
         name: "exit_codes",
         default: "0",
         summary: "comma list of successful exit statuses",
     },
+    OptionInfo { name: "cluster", default: "", summary: "cluster file (TOML): node groups" },
+    OptionInfo { name: "cluster_json", default: "", summary: "resolved cluster (in repros)" },
+    OptionInfo { name: "memory_limit", default: "2GiB", summary: "memory per process (0: none)" },
+    OptionInfo { name: "cpu_limit", default: "300s", summary: "CPU time per process (0: none)" },
+    OptionInfo {
+        name: "work_dir",
+        default: "weft-out/work",
+        summary: "folder of fresh per-node working dirs",
+    },
+    OptionInfo { name: "forbid", default: "", summary: "output text that must never appear" },
     OptionInfo {
         name: "time_limit",
         default: "60s",
@@ -79,42 +95,139 @@ impl Target for ProcessTarget {
     }
 
     fn prepare(&self, spec: &RunSpec) -> Result<Box<dyn Runner>, ConfigError> {
-        Ok(Box::new(ProcessRunner { cfg: self.config(spec)? }))
+        let (cfg, cluster) = self.load(spec)?;
+        let scenario = cluster
+            .apply_scenario(Scenario::default())
+            .map_err(|e| ConfigError::bad_option("cluster", info_cluster(spec), &e))?;
+        Ok(Box::new(ProcessRunner { cfg, scenario }))
     }
+}
+
+/// The option naming the cluster, for error messages.
+fn info_cluster(spec: &RunSpec) -> &str {
+    spec.options.get("cluster").map(String::as_str).unwrap_or("(recorded)")
+}
+
+fn bad(option: &str, value: &str) -> impl Fn(String) -> ConfigError {
+    let (option, value) = (option.to_string(), value.to_string());
+    move |e| ConfigError::bad_option(&option, &value, &e)
 }
 
 impl ProcessTarget {
     /// Validates `spec` into the configuration a runner would use (the inverse of
     /// [`HostConfig::to_spec`]).
     pub fn config(&self, spec: &RunSpec) -> Result<HostConfig, ConfigError> {
+        Ok(self.load(spec)?.0)
+    }
+
+    /// `spec` in the form a repro records: the cluster (from a file, or the single program)
+    /// as `cluster_json`, with absolute program paths and content hashes.
+    pub fn resolve(&self, spec: &RunSpec) -> Result<RunSpec, ConfigError> {
+        let (cfg, cluster) = self.load(spec)?;
+        let mut out = cfg.to_spec_with(&cluster.scenario).map_err(bad("program", ""))?;
+        out.property = spec.property.clone();
+        Ok(out)
+    }
+
+    /// The groups of `spec`: from `cluster_json`, `cluster`, or `program` (exactly one).
+    fn groups(&self, spec: &RunSpec, limits: Limits) -> Result<Cluster, ConfigError> {
+        let info = self.info();
+        let given = |k: &str| spec.options.get(k).is_some_and(|v| !v.is_empty());
+        let sources: Vec<&str> =
+            ["program", "cluster", "cluster_json"].into_iter().filter(|k| given(k)).collect();
+        match sources[..] {
+            [] => Err(ConfigError::bad_option("program", "", "required (or -o cluster=FILE)")),
+            [_, _, ..] => {
+                Err(ConfigError::bad_option(sources[1], "", "give one of program, cluster"))
+            }
+            ["cluster_json"] => Cluster::from_json(info.option(spec, "cluster_json"))
+                .map_err(bad("cluster_json", "")),
+            ["cluster"] => {
+                if let Some(k) = ["args", "nodes", "exit_codes"].into_iter().find(|k| given(k)) {
+                    return Err(ConfigError::bad_option(
+                        k,
+                        &spec.options[k],
+                        "set in the cluster file",
+                    ));
+                }
+                let path = info.option(spec, "cluster");
+                Cluster::read(std::path::Path::new(path), limits).map_err(bad("cluster", path))
+            }
+            _ => {
+                let program = info.option(spec, "program");
+                let nodes: u32 = info.parse_option(spec, "nodes")?;
+                if nodes == 0 || nodes as usize > crate::proto::MAX_SLOTS {
+                    return Err(ConfigError::bad_option("nodes", &nodes.to_string(), "1..=64"));
+                }
+                let args = split_args(info.option(spec, "args"));
+                let mut group = Group::new("node", program, args, nodes);
+                let codes = info.option(spec, "exit_codes");
+                group.exit_codes = codes
+                    .split(',')
+                    .map(|c| c.trim().parse::<i32>())
+                    .collect::<Result<_, _>>()
+                    .map_err(|_| {
+                        ConfigError::bad_option("exit_codes", codes, "comma list of integers")
+                    })?;
+                group.limits = limits;
+                Ok(Cluster {
+                    groups: vec![group],
+                    settings: Default::default(),
+                    scenario: Vec::new(),
+                })
+            }
+        }
+    }
+
+    /// Validates `spec` into the configuration a runner would use, and the cluster it came
+    /// from (its `[scenario]` knobs shape the default scenario). Every program is checked
+    /// ([`crate::check_program`]) and made absolute; a recorded hash must still match.
+    pub fn load(&self, spec: &RunSpec) -> Result<(HostConfig, Cluster), ConfigError> {
         let info = self.info();
         info.validate(spec)?;
-        let program = info.option(spec, "program");
-        if program.is_empty() {
-            return Err(ConfigError::bad_option("program", program, "required"));
+        let limits = self.limits(spec)?;
+        let mut cluster = self.groups(spec, limits)?;
+        for g in &mut cluster.groups {
+            let shown = g.program.display().to_string();
+            g.program = crate::check_program(&g.program).map_err(bad("program", &shown))?;
+            if let Some(recorded) = g.program_hash {
+                let now = crate::program_hash(&g.program).map_err(bad("program", &shown))?;
+                if now != recorded {
+                    return Err(ConfigError::bad_option(
+                        "program",
+                        &shown,
+                        &format!(
+                            "its content changed since the repro was recorded (hash \
+                             {recorded:016x}, now {now:016x}): refusing to run a different \
+                             binary"
+                        ),
+                    ));
+                }
+            }
         }
-        let mut cfg = HostConfig::new(program, split_args(info.option(spec, "args")), 3);
-        cfg.nodes = info.parse_option(spec, "nodes")?;
-        if cfg.nodes == 0 || cfg.nodes as usize > crate::proto::MAX_SLOTS {
-            return Err(ConfigError::bad_option("nodes", &cfg.nodes.to_string(), "1..=64"));
-        }
-        let forbid = info.option(spec, "forbid");
+        let mut cfg = HostConfig::cluster(cluster.groups.clone());
+        cfg.check().map_err(bad("cluster", info_cluster(spec)))?;
+        let setting = |k: &str| match spec.options.get(k) {
+            Some(v) => v.as_str(),
+            None => cluster.settings.get(k).map(String::as_str).unwrap_or(info.option(spec, k)),
+        };
+        let forbid = setting("forbid");
         cfg.forbid = (!forbid.is_empty()).then(|| forbid.to_string());
-        let codes = info.option(spec, "exit_codes");
-        cfg.exit_codes =
-            codes.split(',').map(|c| c.trim().parse::<i32>()).collect::<Result<_, _>>().map_err(
-                |_| ConfigError::bad_option("exit_codes", codes, "comma list of integers"),
-            )?;
-        let limit = info.option(spec, "time_limit");
+        let limit = setting("time_limit");
         cfg.time_limit = SimDuration::parse(limit)
             .ok_or_else(|| ConfigError::bad_option("time_limit", limit, "a duration"))?;
-        cfg.on_idle = match info.option(spec, "on_idle") {
+        cfg.on_idle = match setting("on_idle") {
             "deadlock" => OnIdle::Deadlock,
             "pass" => OnIdle::Pass,
             v => return Err(ConfigError::bad_option("on_idle", v, "deadlock | pass")),
         };
-        cfg.hang_events = info.parse_option(spec, "hang_events")?;
-        cfg.port = info.parse_option(spec, "port")?;
+        let number = |k: &str| {
+            let v = setting(k);
+            v.parse::<u64>().map_err(|_| ConfigError::bad_option(k, v, "a number"))
+        };
+        cfg.hang_events = number("hang_events")?;
+        cfg.port = u16::try_from(number("port")?)
+            .map_err(|_| ConfigError::bad_option("port", setting("port"), "a port number"))?;
         cfg.netns = match info.option(spec, "netns") {
             "auto" => Netns::Auto,
             "off" => Netns::Off,
@@ -123,16 +236,41 @@ impl ProcessTarget {
         cfg.pin_cpu = info.parse_option(spec, "pin")?;
         let shim = info.option(spec, "shim");
         cfg.shim = (!shim.is_empty()).then(|| shim.into());
-        Ok(cfg)
+        let work = info.option(spec, "work_dir");
+        cfg.work_dir = (!work.is_empty())
+            .then(|| std::path::absolute(work))
+            .transpose()
+            .map_err(|e| ConfigError::bad_option("work_dir", work, &e.to_string()))?;
+        Ok((cfg, cluster))
+    }
+
+    fn limits(&self, spec: &RunSpec) -> Result<Limits, ConfigError> {
+        let info = self.info();
+        let memory = info.option(spec, "memory_limit");
+        let cpu = info.option(spec, "cpu_limit");
+        Ok(Limits {
+            memory_bytes: crate::parse_bytes(memory).ok_or_else(|| {
+                ConfigError::bad_option("memory_limit", memory, "a size like 1GiB")
+            })?,
+            cpu_secs: crate::parse_cpu_secs(cpu)
+                .ok_or_else(|| ConfigError::bad_option("cpu_limit", cpu, "a duration like 60s"))?,
+        })
     }
 }
 
 /// A prepared `process` target.
 pub struct ProcessRunner {
     cfg: HostConfig,
+    /// The default scenario with the cluster file's `[scenario]` knobs applied.
+    scenario: Scenario,
 }
 
 impl ProcessRunner {
+    /// A runner for a configuration built in code (no cluster file): the default scenario.
+    pub fn new(cfg: HostConfig) -> ProcessRunner {
+        ProcessRunner { cfg, scenario: Scenario::default() }
+    }
+
     pub fn config(&self) -> &HostConfig {
         &self.cfg
     }
@@ -140,7 +278,7 @@ impl ProcessRunner {
 
 impl Runner for ProcessRunner {
     fn default_scenario(&self) -> Scenario {
-        Scenario::default()
+        self.scenario.clone()
     }
 
     fn run(

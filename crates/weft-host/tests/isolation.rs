@@ -37,7 +37,7 @@ fn go_binaries_are_refused_by_their_build_info() {
     let fake = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("fake-go");
     std::fs::write(&fake, bytes).unwrap();
     let mut cfg = common::config("netns", &[], 1);
-    cfg.program = fake;
+    cfg.groups[0].program = fake;
     let o = run(&cfg).report.outcome;
     assert!(matches!(&o, Outcome::Unsupported { detail } if detail.contains("Go binary")), "{o:?}");
 }

@@ -39,7 +39,7 @@ fn a_crashed_peer_resets_its_streams() {
     s.restart = false;
     s.fault_phase = SimDuration::from_millis(30);
     let mut cfg = config();
-    cfg.exit_codes = vec![0, 1, 2];
+    cfg.groups[0].exit_codes = vec![0, 1, 2];
     let mut saw_reset = false;
     for seed in 0..10 {
         let mut rec = Recorder::default();

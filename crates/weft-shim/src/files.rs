@@ -1,7 +1,87 @@
-// Files (included into lib.rs): until weft has a storage model, file operations run natively,
-// and each one on a regular file opened through the hooks is reported to the host, which puts
-// it in the trace and treats it as a scheduling point. Paths under /dev, /proc and /sys are
-// not recorded. Calls glibc makes internally (stdio's fopen/fwrite/fflush) are not seen.
+//! Files: the `open`/`fopen` family (a random device opens as a memfd of the process's random
+//! stream), and, until weft has a storage model, file operations that run natively, each one on
+//! a regular file opened through the hooks reported to the host, which puts it in the trace and
+//! treats it as a scheduling point. Paths under /dev, /proc and /sys are
+//! not recorded. Calls glibc makes internally (stdio's fopen/fwrite/fflush) are not seen.
+
+use crate::prelude::*;
+use crate::random::{fopen_random, is_random_device, random_memfd};
+
+#[no_mangle]
+pub unsafe extern "C" fn open(path: *const c_char, flags: c_int, mode: c_uint) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() && is_random_device(path) {
+            return random_memfd();
+        }
+    }
+    let fd = real!(open: fn(*const c_char, c_int, c_uint) -> c_int)(path, flags, mode);
+    after_open(path, flags, fd)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn open64(path: *const c_char, flags: c_int, mode: c_uint) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() && is_random_device(path) {
+            return random_memfd();
+        }
+    }
+    let fd = real!(open64: fn(*const c_char, c_int, c_uint) -> c_int)(path, flags, mode);
+    after_open(path, flags, fd)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn openat(
+    dir: c_int,
+    path: *const c_char,
+    flags: c_int,
+    mode: c_uint,
+) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() && is_random_device(path) {
+            return random_memfd();
+        }
+    }
+    let fd =
+        real!(openat: fn(c_int, *const c_char, c_int, c_uint) -> c_int)(dir, path, flags, mode);
+    after_open(path, flags, fd)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn openat64(
+    dir: c_int,
+    path: *const c_char,
+    flags: c_int,
+    mode: c_uint,
+) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() && is_random_device(path) {
+            return random_memfd();
+        }
+    }
+    let fd =
+        real!(openat64: fn(c_int, *const c_char, c_int, c_uint) -> c_int)(dir, path, flags, mode);
+    after_open(path, flags, fd)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fopen(path: *const c_char, mode: *const c_char) -> *mut libc::FILE {
+    if let Some(_g) = Guard::enter() {
+        if active() && is_random_device(path) {
+            return fopen_random(mode);
+        }
+    }
+    real!(fopen: fn(*const c_char, *const c_char) -> *mut libc::FILE)(path, mode)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fopen64(path: *const c_char, mode: *const c_char) -> *mut libc::FILE {
+    if let Some(_g) = Guard::enter() {
+        if active() && is_random_device(path) {
+            return fopen_random(mode);
+        }
+    }
+    real!(fopen64: fn(*const c_char, *const c_char) -> *mut libc::FILE)(path, mode)
+}
 
 fn recordable(path: *const c_char) -> bool {
     if path.is_null() {
@@ -27,7 +107,7 @@ fn put_path(s: &mut Slot, at: usize, path: *const c_char) -> usize {
 
 /// Reports one file operation (already done natively) to the host. The caller's errno is
 /// left as the native call set it.
-fn record_file(
+pub(crate) fn record_file(
     kind: i64,
     fd: c_int,
     offset: i64,
@@ -59,7 +139,7 @@ fn after_open(path: *const c_char, flags: c_int, fd: c_int) -> c_int {
         let record = recordable(path);
         if active() && fd >= 0 {
             // A reused fd number (closed behind our back, e.g. by fclose) starts afresh.
-            set_fd_flags(fd, if record { FD_FILE } else { 0 });
+            fdtable::open_file(fd, record);
         }
         if active() && record {
             record_file(FILE_OPEN, fd, flags as i64, 0, fd as i64, path, ptr::null());
@@ -69,8 +149,8 @@ fn after_open(path: *const c_char, flags: c_int, fd: c_int) -> c_int {
 }
 
 /// After a native read/write-like call on `fd`: report it if `fd` is a recorded file.
-fn record_io(kind: i64, fd: c_int, offset: i64, len: usize, result: i64) {
-    if fd_flags(fd) & FD_FILE == 0 {
+pub(crate) fn record_io(kind: i64, fd: c_int, offset: i64, len: usize, result: i64) {
+    if fdtable::kind(fd) != FdKind::File {
         return;
     }
     if let Some(_g) = Guard::enter() {

@@ -33,6 +33,9 @@ pub const MAGIC: u64 = 0x7765_6674_5348_4d31; // "weftSHM1"
 /// Environment variables the host sets for every child.
 pub const ENV_FD: &[u8] = b"WEFT_SHM_FD\0";
 pub const ENV_SLOT: &[u8] = b"WEFT_SLOT\0";
+/// The fd at which a process finds the region. The shim keeps it open there (close-on-exec,
+/// cleared just for an `exec`), so an exec'd image maps the same region again.
+pub const REGION_FD: i32 = 1021;
 
 pub const MAX_SLOTS: usize = 64;
 pub const DATA_MAX: usize = 65536;
@@ -44,9 +47,9 @@ pub const REALTIME_BASE_NS: u64 = 1_767_225_600 * 1_000_000_000; // 2026-01-01T0
 pub const MONOTONIC_BASE_NS: u64 = 1_000 * 1_000_000_000;
 
 /// After this many calls served without a hand-off (clock reads, random bytes) the shim
-/// hands off anyway with `OP_SPIN`, so a busy loop on the clock becomes a visible hang
-/// instead of a silent one.
-pub const LOCAL_CALLS_MAX: u32 = 1 << 16;
+/// hands off anyway with `OP_SPIN`, so that the host charges their modelled cost and a loop
+/// waiting for the clock to move sees it move.
+pub const LOCAL_CALLS_MAX: u32 = 1 << 12;
 
 pub const TURN_IDLE: u32 = 0;
 pub const TURN_HOST: u32 = 1;
@@ -68,14 +71,15 @@ pub const SPIN_ITERS: u32 = 1000;
 
 // Requests (`Slot::op`). Arguments in `Slot::args`, payload in `Slot::data`, peer address in
 // `Slot::addr_ip`/`addr_port` (host byte order). Answers: `Slot::ret` (>= 0, or -errno).
-/// First contact from a fresh process: `args[0]` = real pid. Answer: `args[0]` = random seed,
-/// `args[1]` = the process's virtual pid (what `getpid` answers: the same in every run).
+/// First contact from a fresh process or a freshly exec'd image: `args[0]` = real pid.
+/// Answer: `args[0]` = random seed, `args[1]` = the process's virtual pid (what `getpid`
+/// answers: the same in every run), `args[2]` = its parent's (what `getppid` answers).
 pub const OP_HELLO: u32 = 1;
 /// Sleep until the absolute virtual time `args[0]` (ns).
 pub const OP_SLEEP: u32 = 2;
 /// A new simulated socket on fd `args[0]`: UDP, or a TCP-like stream when `args[1]` = 1.
 pub const OP_SOCKET: u32 = 3;
-/// `args[0]` fd; bind to `addr`.
+/// `args[0]` fd; bind to `addr`; `args[1]` = the socket's `REUSE_*` options.
 pub const OP_BIND: u32 = 4;
 /// `args[0]` fd; default destination `addr` (UDP), or connect a stream to `addr`
 /// (`args[1]` = 1 if non-blocking: answer -EINPROGRESS and let poll/SO_ERROR tell).
@@ -87,7 +91,10 @@ pub const OP_SENDTO: u32 = 7;
 /// `args[0]` fd, `args[1]` = 1 if non-blocking, `args[2]` = timeout ns (0 = none),
 /// `args[3]` = capacity, `args[4]` = 1 to peek. Answer: data, `len`, source in `addr`.
 pub const OP_RECVFROM: u32 = 8;
-/// `args[0]` = count, `args[1]` = absolute deadline ns or u64::MAX; `polls[..count]`.
+/// `args[0]` = count, `args[1]` = absolute deadline ns or u64::MAX; `polls[..count]`;
+/// `args[2]` = 1 if the caller also watches real descriptors (it is woken to look again when
+/// another thread of its node has run), `args[3]` = 1 if this is such a second look that found
+/// nothing (the caller ran no program code since its last request, so it is not activity).
 pub const OP_POLL: u32 = 9;
 /// `args[0]` fd closed.
 pub const OP_CLOSE: u32 = 10;
@@ -96,7 +103,7 @@ pub const OP_EXIT: u32 = 11;
 /// An escape: `args[0]` = syscall number (or -1), `args[1]` = address; `data` = a name.
 /// No answer is awaited; the host ends the run as Unsupported.
 pub const OP_UNSUPPORTED: u32 = 12;
-/// Many local calls without a hand-off (busy loop on the clock).
+/// Many local calls without a hand-off (a busy loop on the clock): only charges their cost.
 pub const OP_SPIN: u32 = 13;
 /// A yield point with no effect (thread switches).
 pub const OP_YIELD: u32 = 14;
@@ -125,7 +132,7 @@ pub const OP_THREAD_ABORT: u32 = 22;
 /// NUL-separated, `len` = their length.
 pub const OP_FILE: u32 = 23;
 
-/// Stream `args[0]` listens.
+/// Stream `args[0]` listens (`args[1]` = backlog, `args[2]` = its `REUSE_*` options).
 pub const OP_LISTEN: u32 = 24;
 /// Accept on listening stream `args[0]` into the new fd `args[1]` (`args[2]` = 1 if
 /// non-blocking). Answer 0 and the peer in `addr`, or -errno.
@@ -143,6 +150,44 @@ pub const OP_SOCKERR: u32 = 28;
 pub const OP_FUTEX_WAIT: u32 = 29;
 /// Wake up to `args[1]` futex waiters on address `args[0]`. Answer: how many were woken.
 pub const OP_FUTEX_WAKE: u32 = 30;
+/// Descriptor `args[1]` now refers to the socket `args[0]` refers to (`dup`, `dup2`, `dup3`,
+/// `fcntl(F_DUPFD*)`, already done natively; a socket `args[1]` held was closed first by an
+/// `OP_CLOSE`). Answer `args[1]`, or -EBADF.
+pub const OP_DUP: u32 = 31;
+/// A new pipe between the process's threads: read end `args[0]`, write end `args[1]` (real
+/// descriptors hold the numbers). Its ends are then read and written with `OP_RECVFROM` and
+/// `OP_SENDTO`, polled, closed and duplicated like sockets.
+pub const OP_PIPE: u32 = 32;
+/// A new eventfd at `args[0]` with the counter `args[1]` (`args[2]` = 1: `EFD_SEMAPHORE`);
+/// read and written (8 bytes) like a pipe end.
+pub const OP_EVENTFD: u32 = 33;
+/// A new connected pair of `AF_UNIX` stream sockets, `args[0]` and `args[1]`; read, written
+/// and shut down like a stream.
+pub const OP_SOCKETPAIR: u32 = 34;
+
+/// `SO_REUSEADDR` is set (in `OP_BIND` / `OP_LISTEN` `REUSE_*` options).
+pub const REUSE_ADDR: u8 = 1;
+/// `SO_REUSEPORT` is set.
+pub const REUSE_PORT: u8 = 2;
+
+// Child processes (ops 40+; 31-39 are other families').
+/// The calling thread is about to `fork`. Answer: the child's slot (>= 0) or -errno, and its
+/// virtual pid in `args[1]`. The child, once forked, says `OP_HELLO` on that slot.
+pub const OP_FORK: u32 = 40;
+/// The fork announced by `OP_FORK` happened: `args[0]` = the child's real pid (or -errno: it
+/// failed), `args[1]` = its slot. The host waits for the child's hello, then answers the
+/// child's virtual pid.
+pub const OP_FORKED: u32 = 41;
+/// `waitpid`: `args[0]` = the virtual pid waited for (-1: any child), `args[1]` = 1 for
+/// `WNOHANG`, `args[2]` = 1 for `WNOWAIT` (leave it waitable). Blocks until a matching child
+/// has ended. Answer its virtual pid and real pid in `args[1]` (the shim then reaps it for
+/// real, which cannot block), 0 (`WNOHANG`, none ended yet), or -ECHILD / -EINTR.
+pub const OP_WAIT: u32 = 42;
+/// `kill` of another process of the node: `args[0]` = virtual pid, `args[1]` = signal.
+pub const OP_KILL: u32 = 43;
+/// The program set the disposition of signal `args[0]`: `args[1]` = 1 for a handler (so a
+/// pending signal interrupts a sleep or poll with `EINTR`), 0 for default or ignore.
+pub const OP_SIGNAL_HANDLER: u32 = 44;
 
 pub const FILE_OPEN: i64 = 1;
 pub const FILE_READ: i64 = 2;
@@ -187,7 +232,12 @@ pub struct Slot {
     pub addr_port: u16,
     pub _pad: u16,
     pub len: u32,
-    pub _pad2: u32,
+    /// Calls the process served locally (clock reads, random bytes) since its last hand-off,
+    /// written by the thread with every request: the host charges them as modelled CPU time.
+    pub local_calls: u32,
+    /// Signals (bit `1 << signo`) the host delivers to the process with this answer: the
+    /// shim runs their handlers when the hooked call returns (see `sigdeliver.rs`).
+    pub signals: u64,
     pub polls: [PollEntry; POLL_MAX],
     pub data: [u8; DATA_MAX],
 }

@@ -87,6 +87,12 @@ const TRAPPED: &[(i64, &[u8])] = &[
     (libc::SYS_epoll_pwait, b"epoll_pwait"),
     (libc::SYS_epoll_pwait2, b"epoll_pwait2"),
     (libc::SYS_io_uring_setup, b"io_uring_setup"),
+    // Replacing the image must keep the shim, and waiting for a child must happen in virtual
+    // time: both only through the hooks.
+    (libc::SYS_execve, b"execve"),
+    (libc::SYS_execveat, b"execveat"),
+    (libc::SYS_wait4, b"wait4"),
+    (libc::SYS_waitid, b"waitid"),
 ];
 
 fn trapped_name(nr: i64) -> &'static [u8] {
@@ -113,14 +119,16 @@ pub fn install_escape_trap() {
         sa.sa_flags = libc::SA_SIGINFO | libc::SA_NODEFER;
         libc::sigemptyset(&mut sa.sa_mask);
         if libc::sigaction(libc::SIGSYS, &sa, core::ptr::null_mut()) != 0 {
-            crate::diag(b"weft-shim: note: no SIGSYS handler; raw system calls go undetected\n");
+            crate::slot::diag(
+                b"weft-shim: note: no SIGSYS handler; raw system calls go undetected\n",
+            );
             return;
         }
     }
     let start = raw_ret as *const () as usize as u64;
     let end = start + 256;
     if start >> 32 != end >> 32 {
-        crate::diag(
+        crate::slot::diag(
             b"weft-shim: note: syscall stub straddles 4 GiB; raw system calls go undetected\n",
         );
         return;
@@ -163,7 +171,9 @@ pub fn install_escape_trap() {
         if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
             || libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, &fprog as *const _) != 0
         {
-            crate::diag(b"weft-shim: note: seccomp refused; raw system calls go undetected\n");
+            crate::slot::diag(
+                b"weft-shim: note: seccomp refused; raw system calls go undetected\n",
+            );
         }
     }
 }
@@ -183,7 +193,7 @@ fn harmless_socket_call(nr: i64, args: &[i64; 6]) -> bool {
         | libc::SYS_sendmmsg
         | libc::SYS_recvmmsg => {
             let fd = args[0] as c_int;
-            if crate::is_sim(fd) {
+            if crate::fdtable::is_sim(fd) {
                 return false;
             }
             let mut domain: c_int = -1;
@@ -227,7 +237,7 @@ extern "C" fn on_sigsys(_sig: c_int, info: *mut libc::siginfo_t, ctx: *mut c_voi
         if nr == libc::SYS_getrandom && in_libc && !via_syscall_fn {
             let buf = g[libc::REG_RDI as usize] as *mut u8;
             let len = g[libc::REG_RSI as usize] as usize;
-            crate::random_for_trap(buf, len);
+            crate::random::random_for_trap(buf, len);
             g[libc::REG_RAX as usize] = len as i64;
             return;
         }
@@ -269,6 +279,6 @@ extern "C" fn on_sigsys(_sig: c_int, info: *mut libc::siginfo_t, ctx: *mut c_voi
             put(core::ffi::CStr::from_ptr(dl.dli_sname).to_bytes());
             put(b")");
         }
-        crate::report_escape(nr, addr as i64, &msg[..m]);
+        crate::slot::report_escape(nr, addr as i64, &msg[..m]);
     }
 }

@@ -1,7 +1,11 @@
-// Threads (included into lib.rs): every simulated thread has its own slot, and only the one
-// holding the baton runs. Anything that would block a thread in the kernel on another
-// simulated thread (a contended mutex, a condition variable, a join) must instead block in the
-// host, or the baton holder would sleep while the thread it waits for never gets to run.
+//! Threads: every simulated thread has its own slot, and only the one
+//! holding the baton runs. Anything that would block a thread in the kernel on another
+//! simulated thread (a contended mutex, a condition variable, a join) must instead block in the
+//! host, or the baton holder would sleep while the thread it waits for never gets to run.
+
+use crate::prelude::*;
+use crate::slot::{await_baton, notify_host, slot_at, slot_ptr, DETACHED, MY_SLOT};
+use crate::time::{now_ns, ts_ns};
 
 /// Start routine and argument of the thread being created in each slot.
 static START_FN: [AtomicU64; MAX_SLOTS] = [const { AtomicU64::new(0) }; MAX_SLOTS];
@@ -10,11 +14,6 @@ static START_ARG: [AtomicU64; MAX_SLOTS] = [const { AtomicU64::new(0) }; MAX_SLO
 static THREAD_IDS: [AtomicU64; MAX_SLOTS] = [const { AtomicU64::new(0) }; MAX_SLOTS];
 
 type StartFn = extern "C" fn(*mut c_void) -> *mut c_void;
-
-fn slot_at(k: usize) -> *mut Slot {
-    // SAFETY: k < MAX_SLOTS (checked by callers) and the region is mapped while active.
-    unsafe { BASE.load(Ordering::Acquire).add(slot_offset(k)) as *mut Slot }
-}
 
 /// Says goodbye for this thread (the host ends it) and passes its remaining calls through.
 fn thread_goodbye() {
@@ -447,4 +446,70 @@ pub unsafe extern "C" fn pthread_mutex_timedlock(
     real!(pthread_mutex_timedlock: fn(*mut libc::pthread_mutex_t, *const libc::timespec) -> c_int)(
         m, abstime,
     )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Calls a busy wait is made of: each is a point where another thread may run, and (in the
+// host) costs modelled CPU time, so a loop of them sees virtual time pass.
+
+#[no_mangle]
+pub unsafe extern "C" fn sched_yield() -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            handoff(OP_YIELD);
+            return 0;
+        }
+    }
+    sys::raw(libc::SYS_sched_yield, [0; 6]) as c_int
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pthread_yield() -> c_int {
+    sched_yield()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pthread_mutex_trylock(m: *mut libc::pthread_mutex_t) -> c_int {
+    let r = real!(pthread_mutex_trylock: fn(*mut libc::pthread_mutex_t) -> c_int)(m);
+    if r == libc::EBUSY {
+        if let Some(_g) = Guard::enter() {
+            if active() {
+                handoff(OP_YIELD);
+            }
+        }
+    }
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pthread_spin_trylock(l: *mut libc::pthread_spinlock_t) -> c_int {
+    let r = real!(pthread_spin_trylock: fn(*mut libc::pthread_spinlock_t) -> c_int)(l);
+    if r == libc::EBUSY {
+        if let Some(_g) = Guard::enter() {
+            if active() {
+                handoff(OP_YIELD);
+            }
+        }
+    }
+    r
+}
+
+/// A spin lock's holder may be a thread that is not running (only one runs at a time): spin
+/// through the host, so the holder gets to run and release it.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_spin_lock(l: *mut libc::pthread_spinlock_t) -> c_int {
+    let trylock = real!(pthread_spin_trylock: fn(*mut libc::pthread_spinlock_t) -> c_int);
+    loop {
+        let r = trylock(l);
+        if r != libc::EBUSY {
+            return r;
+        }
+        if let Some(_g) = Guard::enter() {
+            if active() {
+                handoff(OP_YIELD);
+                continue;
+            }
+        }
+        core::hint::spin_loop();
+    }
 }

@@ -8,6 +8,7 @@
 //! datagrams, with message faults off: a stream hides loss by retransmitting, which here is
 //! simply not losing.
 
+use super::fds::ObjId;
 use super::{format_ip, node_ip, Wait, World};
 use crate::proto::Slot;
 use std::collections::VecDeque;
@@ -29,8 +30,8 @@ pub(super) enum Stream {
 }
 
 pub(super) struct Conn {
-    /// `(node, fd)` of each end while it has a socket.
-    ends: [Option<(u32, i32)>; 2],
+    /// The socket of each end while it has one.
+    ends: [Option<ObjId>; 2],
     /// `(ip, port)` of each end.
     addrs: [(u32, u16); 2],
     /// Bytes each end can read.
@@ -148,7 +149,7 @@ impl World<'_> {
         port: u16,
         nonblock: bool,
     ) -> Option<i64> {
-        match self.socks.get(&(node, fd)).and_then(|s| s.stream.clone()) {
+        match self.fds.sock(node, fd).and_then(|s| s.stream.clone()) {
             Some(Stream::Fresh) => {}
             Some(Stream::Connecting(_)) => return Some(-(libc::EALREADY as i64)),
             Some(Stream::Connected(_)) => return Some(-(libc::EISCONN as i64)),
@@ -158,13 +159,13 @@ impl World<'_> {
             return Some(-(libc::ENETUNREACH as i64));
         };
         self.autobind(node, fd);
-        let port_here = self.socks[&(node, fd)].port;
+        let port_here = self.fds.open_sock(node, fd).port;
         self.seq += 1;
         let conn = self.seq;
         self.conns.insert(
             conn,
             Conn {
-                ends: [Some((node, fd)), None],
+                ends: [self.fds.id(node, fd), None],
                 addrs: [(node_ip(node), port_here), (node_ip(to), port)],
                 inbox: [VecDeque::new(), VecDeque::new()],
                 eof: [false; 2],
@@ -173,7 +174,7 @@ impl World<'_> {
                 last: [SimTime::ZERO; 2],
             },
         );
-        if let Some(s) = self.socks.get_mut(&(node, fd)) {
+        if let Some(s) = self.fds.sock_mut(node, fd) {
             s.stream = Some(Stream::Connecting(conn));
         }
         self.event(node, EventKind::Send, Some(to), Some(conn), 0, || {
@@ -189,7 +190,7 @@ impl World<'_> {
 
     /// The answer to a blocked connect, once there is one.
     pub(super) fn connect_result(&mut self, node: u32, fd: i32) -> Option<i64> {
-        let sock = self.socks.get_mut(&(node, fd))?;
+        let sock = self.fds.sock_mut(node, fd)?;
         match sock.stream {
             Some(Stream::Connected(_)) => Some(0),
             Some(Stream::Failed(e)) => {
@@ -204,7 +205,7 @@ impl World<'_> {
 
     pub(super) fn stream_listen(&mut self, node: u32, fd: i32) -> i64 {
         self.autobind(node, fd);
-        match self.socks.get_mut(&(node, fd)) {
+        match self.fds.sock_mut(node, fd) {
             Some(s) if s.stream == Some(Stream::Fresh) => {
                 s.stream = Some(Stream::Listening { backlog: VecDeque::new() });
                 0
@@ -224,19 +225,26 @@ impl World<'_> {
         newfd: i32,
         slot: &mut Slot,
     ) -> Option<i64> {
-        let conn = match self.socks.get_mut(&(node, fd)).and_then(|s| s.stream.as_mut()) {
+        let conn = match self.fds.sock_mut(node, fd).and_then(|s| s.stream.as_mut()) {
             Some(Stream::Listening { backlog }) => backlog.pop_front()?,
             Some(_) => return Some(-(libc::EINVAL as i64)),
             None => return Some(-(libc::EBADF as i64)),
         };
-        let port = self.socks[&(node, fd)].port;
-        let c = self.conns.get_mut(&conn).expect("pending connection");
-        c.ends[1] = Some((node, newfd));
-        let peer = c.addrs[0];
-        self.socks.insert(
-            (node, newfd),
-            super::Sock { port, stream: Some(Stream::Connected(conn)), ..Default::default() },
+        let port = self.fds.open_sock(node, fd).port;
+        let reuse = self.fds.open_sock(node, fd).reuse;
+        let id = self.fds.open_socket(
+            node,
+            newfd,
+            super::sockets::Sock {
+                port,
+                stream: Some(Stream::Connected(conn)),
+                reuse,
+                ..Default::default()
+            },
         );
+        let c = self.conns.get_mut(&conn).expect("pending connection");
+        c.ends[1] = Some(id);
+        let peer = c.addrs[0];
         slot.addr_ip = peer.0;
         slot.addr_port = peer.1;
         let from = peer.0.wrapping_sub(crate::host::NODE_IP_BASE);
@@ -247,9 +255,9 @@ impl World<'_> {
     }
 
     fn my_conn(&self, node: u32, fd: i32) -> Option<(u64, usize)> {
-        match self.socks.get(&(node, fd))?.stream {
+        match self.fds.sock(node, fd)?.stream {
             Some(Stream::Connected(c)) => {
-                let end = usize::from(self.conns[&c].ends[1] == Some((node, fd)));
+                let end = usize::from(self.conns[&c].ends[1] == self.fds.id(node, fd));
                 Some((c, end))
             }
             _ => None,
@@ -287,7 +295,7 @@ impl World<'_> {
         slot: &mut Slot,
     ) -> Option<i64> {
         let Some((conn, end)) = self.my_conn(node, fd) else {
-            return match self.socks.get(&(node, fd)).map(|s| &s.stream) {
+            return match self.fds.sock(node, fd).map(|s| &s.stream) {
                 Some(Some(Stream::Connecting(_))) => None,
                 _ => Some(-(libc::ENOTCONN as i64)),
             };
@@ -332,12 +340,12 @@ impl World<'_> {
     /// close() of a stream socket: FIN to a connected peer, RST to connections still waiting
     /// in a listener's backlog.
     pub(super) fn stream_close(&mut self, node: u32, fd: i32) {
-        let Some(stream) = self.socks.get(&(node, fd)).and_then(|s| s.stream.clone()) else {
+        let Some(stream) = self.fds.sock(node, fd).and_then(|s| s.stream.clone()) else {
             return;
         };
         match stream {
             Stream::Connected(conn) | Stream::Connecting(conn) => {
-                let end = usize::from(self.conns[&conn].ends[1] == Some((node, fd)));
+                let end = usize::from(self.conns[&conn].ends[1] == self.fds.id(node, fd));
                 if !self.conns[&conn].shut[end] {
                     self.send_seg(conn, 1 - end, Seg::Fin);
                 }
@@ -362,7 +370,7 @@ impl World<'_> {
 
     /// poll() readiness of a stream socket.
     pub(super) fn stream_revents(&self, node: u32, fd: i32, events: i16) -> i16 {
-        let Some(sock) = self.socks.get(&(node, fd)) else { return libc::POLLNVAL };
+        let Some(sock) = self.fds.sock(node, fd) else { return libc::POLLNVAL };
         let mut re = 0;
         match &sock.stream {
             Some(Stream::Listening { backlog }) => {
@@ -372,7 +380,7 @@ impl World<'_> {
             }
             Some(Stream::Connected(conn)) => {
                 let c = &self.conns[conn];
-                let end = usize::from(c.ends[1] == Some((node, fd)));
+                let end = usize::from(c.ends[1] == self.fds.id(node, fd));
                 if !c.inbox[end].is_empty() || c.eof[end] || c.reset {
                     re |= libc::POLLIN;
                 }
@@ -406,10 +414,19 @@ impl World<'_> {
                 Seg::Syn => {
                     let port = c.addrs[1].1;
                     let alive = self.procs.iter().any(|p| p.node == to_node && p.alive);
-                    let listener = if alive { self.port_owner(to_node, port) } else { None };
-                    let queued = listener.and_then(|fd| match self.socks.get_mut(&(to_node, fd)) {
-                        Some(super::Sock {
-                            stream: Some(Stream::Listening { backlog }), ..
+                    let listeners: Vec<(ObjId, u8)> = if alive {
+                        let users = self.port_users(to_node, true, port);
+                        users.filter(|(_, s)| s.listening()).map(|(id, s)| (id, s.reuse)).collect()
+                    } else {
+                        Vec::new()
+                    };
+                    let from = c.addrs[0];
+                    let listener = (!listeners.is_empty())
+                        .then(|| super::sockets::pick_receiver(&listeners, from));
+                    let queued = listener.and_then(|id| match self.fds.by_id_mut(id) {
+                        Some(super::sockets::Sock {
+                            stream: Some(Stream::Listening { backlog }),
+                            ..
                         }) => {
                             backlog.push_back(conn);
                             Some(())
@@ -432,8 +449,9 @@ impl World<'_> {
                 }
                 Seg::SynAck | Seg::Refused => {
                     let refused = matches!(seg, Seg::Refused);
-                    if let Some((node, fd)) = c.ends[0] {
-                        if let Some(s) = self.socks.get_mut(&(node, fd)) {
+                    if let Some(id) = c.ends[0] {
+                        let node = to_node;
+                        if let Some(s) = self.fds.by_id_mut(id) {
                             if s.stream == Some(Stream::Connecting(conn)) {
                                 s.stream = Some(if refused {
                                     s.err = libc::ECONNREFUSED;
@@ -487,8 +505,8 @@ impl World<'_> {
                     });
                 }
                 Seg::Rst => {
-                    if let Some((node, fd)) = c.ends[to] {
-                        if let Some(s) = self.socks.get_mut(&(node, fd)) {
+                    if let Some(id) = c.ends[to] {
+                        if let Some(s) = self.fds.by_id_mut(id) {
                             if s.stream == Some(Stream::Connecting(conn)) {
                                 s.err = libc::ECONNRESET;
                                 s.stream = Some(Stream::Failed(libc::ECONNRESET));

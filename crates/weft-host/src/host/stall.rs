@@ -1,0 +1,137 @@
+//! Telling a thread that spins without a single intercepted call from one that is merely slow.
+//! While the host waits for a request it samples, in real time, the CPU time every task of the
+//! process has used: a task that burns most of a CPU for [`SPIN_WINDOW`] without handing off is
+//! spinning in user code (the run can never advance). The report names the task and where it
+//! spins: its program counter, read through ptrace, as `object+offset` and the function the
+//! object's symbol table puts there. Real time decides only *that* a run that cannot finish is
+//! ended; a run that completes never reaches this code.
+
+use std::time::Duration;
+
+/// Real time between the two CPU samples.
+pub(super) const SPIN_WINDOW: Duration = Duration::from_secs(2);
+/// Real time waited before the first sample (a request usually comes long before).
+pub(super) const SPIN_FIRST_SAMPLE: Duration = Duration::from_secs(1);
+
+/// When a CPU sample was taken (real time waited so far), and the sample.
+pub(super) type Sample = (Duration, Vec<(libc::pid_t, u64)>);
+
+/// CPU time (user + system, clock ticks) of every task of `pid`, by task id.
+pub(super) fn cpu_ticks(pid: libc::pid_t) -> Vec<(libc::pid_t, u64)> {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
+    let mut out: Vec<(libc::pid_t, u64)> = dir
+        .flatten()
+        .filter_map(|e| {
+            let tid: libc::pid_t = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            // Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
+            let rest = &stat[stat.rfind(')')? + 2..];
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            Some((tid, f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?))
+        })
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+/// The task that used at least a quarter of [`SPIN_WINDOW`] of CPU between two samples (a
+/// spinner shares its CPU with whatever else runs there; a blocked task uses none).
+pub(super) fn spinner(
+    before: &[(libc::pid_t, u64)],
+    after: &[(libc::pid_t, u64)],
+) -> Option<libc::pid_t> {
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    let quarter = SPIN_WINDOW.as_millis() as u64 * hz / 4000;
+    after
+        .iter()
+        .filter_map(|&(tid, t)| {
+            let (_, t0) = before.iter().find(|b| b.0 == tid)?;
+            (t.saturating_sub(*t0) >= quarter).then_some(tid)
+        })
+        .next()
+}
+
+/// Where task `tid` of `pid` is: `pc 0x… in object+0x… (function)`, or why that is unknown.
+pub(super) fn location(pid: libc::pid_t, tid: libc::pid_t) -> String {
+    let Some(pc) = program_counter(tid) else {
+        return "its program counter could not be read".into();
+    };
+    let Some((path, start, offset)) = mapping_of(pid, pc) else {
+        return format!("pc {pc:#x}");
+    };
+    let rel = pc - start + offset;
+    let func = crate::symbols::function_at(std::path::Path::new(&path), pc, start, offset)
+        .map(|f| format!(" in {f}"))
+        .unwrap_or_default();
+    format!("pc {pc:#x}{func} ({path}+{rel:#x})")
+}
+
+/// Stops `tid` briefly with ptrace to read its instruction pointer, then lets it go.
+fn program_counter(tid: libc::pid_t) -> Option<u64> {
+    // SAFETY: plain ptrace requests on a task of a process this host started; the task is
+    // detached again before returning, whatever happens.
+    unsafe {
+        if libc::ptrace(libc::PTRACE_SEIZE, tid, 0, 0) != 0 {
+            return None;
+        }
+        let mut pc = None;
+        if libc::ptrace(libc::PTRACE_INTERRUPT, tid, 0, 0) == 0 {
+            let mut status = 0;
+            if libc::waitpid(tid, &mut status, libc::__WALL) == tid {
+                let mut regs: libc::user_regs_struct = core::mem::zeroed();
+                if libc::ptrace(libc::PTRACE_GETREGS, tid, 0, &mut regs) == 0 {
+                    pc = Some(regs.rip);
+                }
+            }
+        }
+        libc::ptrace(libc::PTRACE_DETACH, tid, 0, 0);
+        pc
+    }
+}
+
+/// The file mapping that holds `addr`: (path, mapping start, file offset of the start).
+fn mapping_of(pid: libc::pid_t, addr: u64) -> Option<(String, u64, u64)> {
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
+    maps.lines().find_map(|line| {
+        let mut f = line.split_whitespace();
+        let (range, _perms, offset) = (f.next()?, f.next()?, f.next()?);
+        let path = f.nth(2)?;
+        let (lo, hi) = range.split_once('-')?;
+        let (lo, hi) = (u64::from_str_radix(lo, 16).ok()?, u64::from_str_radix(hi, 16).ok()?);
+        ((lo..hi).contains(&addr) && path.starts_with('/'))
+            .then(|| Some((path.to_string(), lo, u64::from_str_radix(offset, 16).ok()?)))
+            .flatten()
+    })
+}
+
+impl super::World<'_> {
+    /// Called while waiting `waited` (real time) for process `p`'s request: takes the first
+    /// CPU sample after [`SPIN_FIRST_SAMPLE`], compares after [`SPIN_WINDOW`] more, and names
+    /// the spinning task if one burned CPU all along.
+    pub(super) fn spin_check(
+        &self,
+        p: usize,
+        waited: Duration,
+        sample: &mut Option<Sample>,
+    ) -> Option<String> {
+        let pid = self.procs[p].pid;
+        match sample {
+            None if waited >= SPIN_FIRST_SAMPLE => *sample = Some((waited, cpu_ticks(pid))),
+            Some((at, before)) if waited >= *at + SPIN_WINDOW => {
+                let after = cpu_ticks(pid);
+                if let Some(tid) = spinner(before, &after) {
+                    let which = if tid == pid {
+                        "main thread".to_string()
+                    } else {
+                        format!("thread {tid}")
+                    };
+                    return Some(format!("{which} at {}", location(pid, tid)));
+                }
+                *sample = Some((waited, after));
+            }
+            _ => {}
+        }
+        None
+    }
+}

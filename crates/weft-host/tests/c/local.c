@@ -1,0 +1,217 @@
+/* Pipes, eventfds and socketpairs between a process's own threads, as on Linux. Prints only
+ * what must be the same natively and under the shim (no fd numbers or times).
+ * usage: local SCENARIO [ROUNDS [CALLS]] */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+static void say(const char *what, long v) { printf("%s %ld\n", what, v); }
+
+static int readable(int fd) {
+    struct pollfd p = {fd, POLLIN, 0};
+    return poll(&p, 1, 0) == 1 ? p.revents : 0;
+}
+
+static void pipes(void) {
+    int p[2];
+    say("pipe", pipe(p));
+    say("write", write(p[1], "abc", 3));
+    say("poll read end", readable(p[0]));
+    char buf[8];
+    say("read 2", read(p[0], buf, 2));
+    say("read rest", read(p[0], buf, sizeof buf));
+    say("poll empty", readable(p[0]));
+    struct iovec w[2] = {{"de", 2}, {"fg", 2}};
+    say("writev", writev(p[1], w, 2));
+    char x[3], y[3];
+    struct iovec r[2] = {{x, 3}, {y, 3}};
+    say("readv", readv(p[0], r, 2));
+    printf("readv got %.3s%.1s\n", x, y);
+    int q = dup(p[1]);
+    close(p[1]);
+    say("a write end copy is open: no EOF", readable(p[0]));
+    write(q, "h", 1);
+    say("read through the copy", read(p[0], buf, sizeof buf));
+    close(q);
+    say("last writer gone: POLLHUP", readable(p[0]) & POLLHUP ? 1 : 0);
+    say("EOF", read(p[0], buf, sizeof buf));
+    close(p[0]);
+
+    int n[2];
+    say("pipe2 O_NONBLOCK", pipe2(n, O_NONBLOCK | O_CLOEXEC));
+    say("empty read EAGAIN", read(n[0], buf, 1) < 0 && errno == EAGAIN);
+    say("close-on-exec", (fcntl(n[0], F_GETFD) & FD_CLOEXEC) != 0);
+    fcntl(n[0], F_SETFL, 0);
+    close(n[0]);
+    signal(SIGPIPE, SIG_IGN);
+    say("write with no reader EPIPE", write(n[1], "z", 1) < 0 && errno == EPIPE);
+    struct pollfd pw = {n[1], POLLOUT, 0};
+    poll(&pw, 1, 0);
+    say("write end POLLERR", (pw.revents & POLLERR) != 0);
+    close(n[1]);
+}
+
+static void eventfds(void) {
+    int e = eventfd(0, EFD_NONBLOCK);
+    uint64_t v = 0;
+    say("empty read EAGAIN", read(e, &v, 8) < 0 && errno == EAGAIN);
+    say("poll empty", readable(e));
+    v = 3;
+    say("write", write(e, &v, 8));
+    say("eventfd_write", eventfd_write(e, 4));
+    say("poll", readable(e));
+    say("short read EINVAL", read(e, &v, 4) < 0 && errno == EINVAL);
+    eventfd_t got = 0;
+    say("eventfd_read", eventfd_read(e, &got));
+    say("the sum", (long)got);
+    v = UINT64_MAX;
+    say("write of 2^64-1 EINVAL", write(e, &v, 8) < 0 && errno == EINVAL);
+    close(e);
+    int s = eventfd(2, EFD_SEMAPHORE | EFD_NONBLOCK);
+    say("semaphore read", read(s, &v, 8) == 8 ? (long)v : -1);
+    say("semaphore read", read(s, &v, 8) == 8 ? (long)v : -1);
+    say("semaphore empty EAGAIN", read(s, &v, 8) < 0 && errno == EAGAIN);
+    close(s);
+}
+
+static void socketpairs(void) {
+    int sv[2];
+    say("socketpair", socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+    say("send", send(sv[0], "ping", 4, 0));
+    char buf[16];
+    ssize_t n = recv(sv[1], buf, sizeof buf, MSG_PEEK);
+    printf("peek %.*s\n", (int)n, buf);
+    n = read(sv[1], buf, sizeof buf);
+    printf("read %.*s\n", (int)n, buf);
+    say("write back", write(sv[1], "pong", 4));
+    n = recv(sv[0], buf, sizeof buf, 0);
+    printf("recv %.*s\n", (int)n, buf);
+    say("nonblocking empty EAGAIN", recv(sv[0], buf, 1, MSG_DONTWAIT) < 0 && errno == EAGAIN);
+    struct sockaddr_storage from;
+    socklen_t fl = sizeof from;
+    write(sv[1], "q", 1);
+    n = recvfrom(sv[0], buf, sizeof buf, 0, (struct sockaddr *)&from, &fl);
+    say("recvfrom reports no address", n == 1 && fl == 0);
+    say("shutdown write", shutdown(sv[0], SHUT_WR));
+    say("peer reads EOF", read(sv[1], buf, sizeof buf));
+    say("the other way still works", write(sv[1], "r", 1));
+    say("read it", read(sv[0], buf, sizeof buf));
+    close(sv[1]);
+    say("peer closed: EOF", read(sv[0], buf, sizeof buf));
+    say("POLLHUP", (readable(sv[0]) & POLLHUP) != 0);
+    close(sv[0]);
+}
+
+static int wake_pipe[2], wake_efd, wake_sv[2];
+
+static void *waker(void *arg) {
+    (void)arg;
+    struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+    write(wake_pipe[1], "p", 1);
+    nanosleep(&ms, NULL);
+    eventfd_write(wake_efd, 1);
+    nanosleep(&ms, NULL);
+    write(wake_sv[1], "s", 1);
+    nanosleep(&ms, NULL);
+    write(wake_pipe[1], "P", 1);
+    return NULL;
+}
+
+/* Blocking waits, each ended by the other thread: read, poll, epoll_wait, select. */
+static void blocking(void) {
+    pipe(wake_pipe);
+    wake_efd = eventfd(0, 0);
+    socketpair(AF_UNIX, SOCK_STREAM, 0, wake_sv);
+    pthread_t t;
+    pthread_create(&t, NULL, waker, NULL);
+    char c;
+    say("blocking read", read(wake_pipe[0], &c, 1));
+    printf("got %c\n", c);
+    int ep = epoll_create1(0);
+    struct epoll_event ev = {EPOLLIN, {.u64 = 7}}, out[2];
+    epoll_ctl(ep, EPOLL_CTL_ADD, wake_efd, &ev);
+    int n = epoll_wait(ep, out, 2, 5000);
+    say("epoll_wait on the eventfd", n == 1 && out[0].data.u64 == 7);
+    eventfd_t v;
+    eventfd_read(wake_efd, &v);
+    struct pollfd p = {wake_sv[0], POLLIN, 0};
+    say("poll on the socketpair", poll(&p, 1, 5000));
+    read(wake_sv[0], &c, 1);
+    fd_set r;
+    FD_ZERO(&r);
+    FD_SET(wake_pipe[0], &r);
+    struct timeval tv = {5, 0};
+    say("select on the pipe", select(wake_pipe[0] + 1, &r, NULL, NULL, &tv));
+    read(wake_pipe[0], &c, 1);
+    printf("got %c\n", c);
+    pthread_join(t, NULL);
+}
+
+static int ping[2], pong[2];
+static long rounds;
+
+static void *ponger(void *arg) {
+    (void)arg;
+    char c;
+    for (long i = 0; i < rounds; i++) {
+        struct pollfd p = {ping[0], POLLIN, 0};
+        poll(&p, 1, -1);
+        if (read(ping[0], &c, 1) != 1) return NULL;
+        write(pong[1], &c, 1);
+    }
+    return NULL;
+}
+
+/* Ping-pong over two pipes, each side waiting in poll, while this thread also makes calls that
+ * never block: a waiter that blocks costs nothing meanwhile, one that polls again and again
+ * costs a hand-off per call of the other thread. */
+static void pingpong(long n, long calls) {
+    rounds = n;
+    pipe(ping);
+    pipe(pong);
+    pthread_t t;
+    pthread_create(&t, NULL, ponger, NULL);
+    long ok = 0;
+    for (long i = 0; i < n; i++) {
+        struct timespec zero = {0, 0};
+        for (long k = 0; k < calls; k++) nanosleep(&zero, NULL);
+        char c = (char)('a' + i % 26), back = 0;
+        write(ping[1], &c, 1);
+        struct pollfd p = {pong[0], POLLIN, 0};
+        poll(&p, 1, -1);
+        read(pong[0], &back, 1);
+        ok += back == c;
+    }
+    pthread_join(t, NULL);
+    say("rounds echoed", ok);
+}
+
+int main(int argc, char **argv) {
+    const char *s = argc > 1 ? argv[1] : "";
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (!strcmp(s, "pipe")) pipes();
+    else if (!strcmp(s, "eventfd")) eventfds();
+    else if (!strcmp(s, "socketpair")) socketpairs();
+    else if (!strcmp(s, "blocking")) blocking();
+    else if (!strcmp(s, "pingpong")) pingpong(argc > 2 ? atol(argv[2]) : 100, argc > 3 ? atol(argv[3]) : 5);
+    else {
+        fprintf(stderr, "unknown scenario %s\n", s);
+        return 2;
+    }
+    return 0;
+}

@@ -1,0 +1,271 @@
+//! epoll: interest lists of simulated sockets are kept here; waits become host polls (real
+//! descriptors stay registered in the real epoll instance and are asked without blocking).
+
+use crate::poll::{deadline_after_ms, poll_loop};
+use crate::prelude::*;
+
+const EPOLL_MAX: usize = 16;
+const EPOLL_ENTRIES: usize = 64;
+
+struct EpollSet {
+    /// The epoll object (in the descriptor table) this set belongs to; -1 = free.
+    obj: AtomicI64,
+    /// Descriptors the shim does not simulate, registered in the real epoll instance.
+    real: AtomicI64,
+    fds: [AtomicI64; EPOLL_ENTRIES],
+    events: [AtomicU32; EPOLL_ENTRIES],
+    data: [AtomicU64; EPOLL_ENTRIES],
+    /// `EPOLLET` entries: the event bits that may be reported (an edge is pending). Reporting
+    /// a bit disarms it; reading, writing, accepting or connecting on the descriptor re-arms
+    /// the bits that call can change (see [`rearm`]).
+    armed: [AtomicU32; EPOLL_ENTRIES],
+}
+
+static EPOLLS: [EpollSet; EPOLL_MAX] = [const {
+    EpollSet {
+        obj: AtomicI64::new(-1),
+        real: AtomicI64::new(0),
+        fds: [const { AtomicI64::new(-1) }; EPOLL_ENTRIES],
+        events: [const { AtomicU32::new(0) }; EPOLL_ENTRIES],
+        data: [const { AtomicU64::new(0) }; EPOLL_ENTRIES],
+        armed: [const { AtomicU32::new(0) }; EPOLL_ENTRIES],
+    }
+}; EPOLL_MAX];
+
+/// Readiness bits a read-side call (read, recv, accept) can change.
+pub(crate) const READ_SIDE: u32 = (libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLPRI) as u32;
+/// Readiness bits a write-side call (write, send, connect) can change.
+pub(crate) const WRITE_SIDE: u32 = libc::EPOLLOUT as u32;
+
+/// Edge-triggered emulation: `fd` was just read from or written to, so its readiness may have
+/// changed and the next wait may report `bits` again. Linux reports a new edge when data
+/// arrives or space frees up; re-arming on every call the program makes on the descriptor
+/// reports at least every edge Linux would (at worst one more, which an edge-triggered program
+/// answers with a read that finds nothing), and never loses one: a program that drained a
+/// descriptor (`EAGAIN`) always made such a call.
+pub(crate) fn rearm(fd: c_int, bits: u32) {
+    for set in EPOLLS.iter().filter(|e| e.obj.load(Ordering::Relaxed) >= 0) {
+        for (i, f) in set.fds.iter().enumerate() {
+            if f.load(Ordering::Relaxed) == fd as i64 {
+                set.armed[i].fetch_or(bits, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// The interest list of the epoll instance `epfd` refers to (any copy of it).
+fn epoll_set(epfd: c_int) -> Option<&'static EpollSet> {
+    if fdtable::kind(epfd) != FdKind::Epoll {
+        return None;
+    }
+    let obj = fdtable::obj(epfd) as i64;
+    EPOLLS.iter().find(|e| e.obj.load(Ordering::Relaxed) == obj)
+}
+
+/// Forgets the interest list of the epoll instance `fd` (its last descriptor is being closed).
+pub(crate) fn forget_epoll(fd: c_int) {
+    if let Some(e) = epoll_set(fd) {
+        e.obj.store(-1, Ordering::Relaxed);
+    }
+}
+
+fn register_epoll(fd: c_int) {
+    if !fdtable::fits(fd) {
+        return;
+    }
+    if let Some(e) = EPOLLS.iter().find(|e| e.obj.load(Ordering::Relaxed) < 0) {
+        for f in &e.fds {
+            f.store(-1, Ordering::Relaxed);
+        }
+        fdtable::open_epoll(fd);
+        e.obj.store(fdtable::obj(fd) as i64, Ordering::Relaxed);
+        e.real.store(0, Ordering::Relaxed);
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn epoll_create(size: c_int) -> c_int {
+    let fd = real!(epoll_create: fn(c_int) -> c_int)(size);
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            register_epoll(fd);
+        }
+    }
+    fd
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn epoll_create1(flags: c_int) -> c_int {
+    let fd = real!(epoll_create1: fn(c_int) -> c_int)(flags);
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            register_epoll(fd);
+        }
+    }
+    fd
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn epoll_ctl(
+    epfd: c_int,
+    op: c_int,
+    fd: c_int,
+    ev: *mut libc::epoll_event,
+) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() && fdtable::is_sim(fd) {
+            let Some(set) = epoll_set(epfd) else {
+                set_errno(libc::EBADF);
+                return -1;
+            };
+            let pos = set.fds.iter().position(|f| f.load(Ordering::Relaxed) == fd as i64);
+            match op {
+                libc::EPOLL_CTL_ADD => {
+                    if pos.is_some() {
+                        set_errno(libc::EEXIST);
+                        return -1;
+                    }
+                    let Some(free) = set.fds.iter().position(|f| f.load(Ordering::Relaxed) < 0)
+                    else {
+                        set_errno(libc::ENOSPC);
+                        return -1;
+                    };
+                    set.fds[free].store(fd as i64, Ordering::Relaxed);
+                    set.events[free].store((*ev).events, Ordering::Relaxed);
+                    set.data[free].store((*ev).u64, Ordering::Relaxed);
+                    set.armed[free].store(u32::MAX, Ordering::Relaxed);
+                }
+                libc::EPOLL_CTL_MOD | libc::EPOLL_CTL_DEL => {
+                    let Some(i) = pos else {
+                        set_errno(libc::ENOENT);
+                        return -1;
+                    };
+                    if op == libc::EPOLL_CTL_DEL {
+                        set.fds[i].store(-1, Ordering::Relaxed);
+                    } else {
+                        set.events[i].store((*ev).events, Ordering::Relaxed);
+                        set.data[i].store((*ev).u64, Ordering::Relaxed);
+                        set.armed[i].store(u32::MAX, Ordering::Relaxed);
+                    }
+                }
+                _ => {
+                    set_errno(libc::EINVAL);
+                    return -1;
+                }
+            }
+            return 0;
+        }
+    }
+    let r = real!(epoll_ctl: fn(c_int, c_int, c_int, *mut libc::epoll_event) -> c_int)(
+        epfd, op, fd, ev,
+    );
+    if r == 0 {
+        if let Some(set) = epoll_set(epfd) {
+            match op {
+                libc::EPOLL_CTL_ADD => set.real.fetch_add(1, Ordering::Relaxed),
+                libc::EPOLL_CTL_DEL => set.real.fetch_sub(1, Ordering::Relaxed),
+                _ => 0,
+            };
+        }
+    }
+    r
+}
+
+unsafe fn epoll_common(
+    epfd: c_int,
+    out: *mut libc::epoll_event,
+    max: c_int,
+    deadline: u64,
+) -> c_int {
+    let Some(set) = epoll_set(epfd) else {
+        set_errno(libc::EBADF);
+        return -1;
+    };
+    if max <= 0 {
+        set_errno(libc::EINVAL);
+        return -1;
+    }
+    let s = slot();
+    let mut idx = [0usize; EPOLL_ENTRIES];
+    let mut n = 0;
+    for i in 0..EPOLL_ENTRIES {
+        let fd = set.fds[i].load(Ordering::Relaxed);
+        let mut ev = set.events[i].load(Ordering::Relaxed);
+        if ev & libc::EPOLLET as u32 != 0 {
+            // Only pending edges can end the wait (a level that was reported stays quiet).
+            ev &= set.armed[i].load(Ordering::Relaxed) | !0xffff;
+            if ev & 0xffff == 0 {
+                continue;
+            }
+        }
+        if fd >= 0 {
+            s.polls[n] = PollEntry { fd: fd as i32, events: (ev & 0xffff) as i16, revents: 0 };
+            idx[n] = i;
+            n += 1;
+        }
+    }
+    // Real descriptors live in the real epoll instance: ask it without blocking; their events
+    // come first in `out`, the simulated ones after.
+    let has_real = set.real.load(Ordering::Relaxed) > 0;
+    let mut k = 0;
+    let r = poll_loop(n, deadline, has_real, || {
+        let args = [epfd as i64, out as i64, max as i64, 0, 0, 0];
+        k = sys::raw_ret(libc::SYS_epoll_wait, args).max(0) as usize;
+        k
+    });
+    if r < 0 {
+        return ret_errno(r) as c_int;
+    }
+    let s = slot();
+    for (entry, &i) in s.polls[..n].iter().zip(&idx[..n]) {
+        let mut revents = entry.revents as u16 as u32;
+        if set.events[i].load(Ordering::Relaxed) & libc::EPOLLET as u32 != 0 {
+            revents &= set.armed[i].fetch_and(!revents, Ordering::Relaxed);
+        }
+        if revents != 0 && k < max as usize {
+            let e = &mut *out.add(k);
+            e.events = revents;
+            e.u64 = set.data[i].load(Ordering::Relaxed);
+            if set.events[i].load(Ordering::Relaxed) & libc::EPOLLONESHOT as u32 != 0 {
+                set.events[i].store(0, Ordering::Relaxed);
+            }
+            k += 1;
+        }
+    }
+    k as c_int
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn epoll_wait(
+    epfd: c_int,
+    ev: *mut libc::epoll_event,
+    max: c_int,
+    timeout: c_int,
+) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            return epoll_common(epfd, ev, max, deadline_after_ms(timeout));
+        }
+    }
+    sys::raw(libc::SYS_epoll_wait, [epfd as i64, ev as i64, max as i64, timeout as i64, 0, 0])
+        as c_int
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn epoll_pwait(
+    epfd: c_int,
+    ev: *mut libc::epoll_event,
+    max: c_int,
+    timeout: c_int,
+    sigmask: *const libc::sigset_t,
+) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            return epoll_common(epfd, ev, max, deadline_after_ms(timeout));
+        }
+    }
+    sys::raw(
+        libc::SYS_epoll_pwait,
+        [epfd as i64, ev as i64, max as i64, timeout as i64, sigmask as i64, 8],
+    ) as c_int
+}

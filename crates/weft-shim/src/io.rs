@@ -1,0 +1,198 @@
+//! The generic descriptor calls — `read`, `write`, `readv`, `writev`, `close`,
+//! `dup`/`dup2`/`dup3`, `fcntl`,
+//! `ioctl` — dispatched by what the descriptor table says an fd is; and `io_uring`, which
+//! cannot be simulated.
+
+use crate::epoll::forget_epoll;
+use crate::files::{record_file, record_io};
+use crate::prelude::*;
+use crate::sockets::{recv_common, send_common};
+
+#[no_mangle]
+pub unsafe extern "C" fn read(fd: c_int, buf: *mut c_void, len: size_t) -> ssize_t {
+    if let Some(_g) = Guard::enter() {
+        if active() && fdtable::is_sim(fd) {
+            let iov = [libc::iovec { iov_base: buf, iov_len: len }];
+            return recv_common(fd, &iov, 0, ptr::null_mut(), ptr::null_mut(), None);
+        }
+        if active() && fdtable::kind(fd) == FdKind::Real {
+            crate::poll::await_real(fd, libc::POLLIN);
+        }
+    }
+    let r = real!(read: fn(c_int, *mut c_void, size_t) -> ssize_t)(fd, buf, len);
+    record_io(FILE_READ, fd, -1, len, r as i64);
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn write(fd: c_int, buf: *const c_void, len: size_t) -> ssize_t {
+    if let Some(_g) = Guard::enter() {
+        if active() && fdtable::is_sim(fd) {
+            let iov = [libc::iovec { iov_base: buf as *mut c_void, iov_len: len }];
+            return send_common(fd, &iov, ptr::null(), 0);
+        }
+        if active() && fdtable::kind(fd) == FdKind::Real && fd > 2 {
+            crate::poll::await_real(fd, libc::POLLOUT);
+        }
+    }
+    let r = real!(write: fn(c_int, *const c_void, size_t) -> ssize_t)(fd, buf, len);
+    record_io(FILE_WRITE, fd, -1, len, r as i64);
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn readv(fd: c_int, iov: *const libc::iovec, n: c_int) -> ssize_t {
+    if let Some(_g) = Guard::enter() {
+        if active() && fdtable::is_sim(fd) {
+            let Some(iov) = iovecs(iov, n) else {
+                return ret_errno(-(libc::EINVAL as i64)) as ssize_t;
+            };
+            return recv_common(fd, iov, 0, ptr::null_mut(), ptr::null_mut(), None);
+        }
+    }
+    real!(readv: fn(c_int, *const libc::iovec, c_int) -> ssize_t)(fd, iov, n)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn writev(fd: c_int, iov: *const libc::iovec, n: c_int) -> ssize_t {
+    if let Some(_g) = Guard::enter() {
+        if active() && fdtable::is_sim(fd) {
+            let Some(iov) = iovecs(iov, n) else {
+                return ret_errno(-(libc::EINVAL as i64)) as ssize_t;
+            };
+            return send_common(fd, iov, ptr::null(), 0);
+        }
+    }
+    real!(writev: fn(c_int, *const libc::iovec, c_int) -> ssize_t)(fd, iov, n)
+}
+
+/// The caller's `iov[..n]` (`None`: a count Linux refuses).
+unsafe fn iovecs<'a>(iov: *const libc::iovec, n: c_int) -> Option<&'a [libc::iovec]> {
+    match n {
+        0 => Some(&[]),
+        1..=1024 => Some(core::slice::from_raw_parts(iov, n as usize)),
+        _ => None,
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn close(fd: c_int) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            forget_fd(fd);
+        }
+    }
+    real!(close: fn(c_int) -> c_int)(fd)
+}
+
+/// The shim's side of closing `fd` (the caller closes it natively, or the kernel already has,
+/// as `dup2` does to its target): the host hears of a socket descriptor, a recorded file's
+/// close is recorded, and an epoll instance's interest list goes with its last descriptor.
+pub(crate) unsafe fn forget_fd(fd: c_int) {
+    let last = fdtable::copies(fd) <= 1;
+    if fdtable::kind(fd) == FdKind::Epoll && last {
+        forget_epoll(fd);
+    }
+    match fdtable::forget(fd) {
+        FdKind::SimUdp | FdKind::SimStream | FdKind::SimLocal => {
+            slot().args[0] = fd as i64;
+            handoff(OP_CLOSE);
+        }
+        FdKind::File => record_file(FILE_CLOSE, fd, 0, 0, 0, ptr::null(), ptr::null()),
+        FdKind::Epoll | FdKind::Real => {}
+    }
+}
+
+/// After a native `dup`-like call made `new` a copy of `old`: `new` now refers to the same
+/// simulated socket or epoll instance (whatever `new` was before is forgotten). A copy of a
+/// file or of a real descriptor is real.
+unsafe fn after_dup(old: c_int, new: c_int) -> c_int {
+    if new < 0 || new == old {
+        return new;
+    }
+    forget_fd(new);
+    match fdtable::kind(old) {
+        FdKind::SimUdp | FdKind::SimStream | FdKind::SimLocal | FdKind::Epoll
+            if !fdtable::fits(new) =>
+        {
+            unsupported(b"dup: fd number beyond the shim's table", libc::SYS_dup, 0)
+        }
+        FdKind::SimUdp | FdKind::SimStream | FdKind::SimLocal => {
+            fdtable::dup(old, new);
+            slot().args[0] = old as i64;
+            slot().args[1] = new as i64;
+            handoff(OP_DUP);
+        }
+        FdKind::Epoll => fdtable::dup(old, new),
+        FdKind::File | FdKind::Real => {}
+    }
+    new
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn dup(fd: c_int) -> c_int {
+    let r = real!(dup: fn(c_int) -> c_int)(fd);
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            return after_dup(fd, r);
+        }
+    }
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn dup2(old: c_int, new: c_int) -> c_int {
+    let r = real!(dup2: fn(c_int, c_int) -> c_int)(old, new);
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            return after_dup(old, r);
+        }
+    }
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn dup3(old: c_int, new: c_int, flags: c_int) -> c_int {
+    let r = real!(dup3: fn(c_int, c_int, c_int) -> c_int)(old, new, flags);
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            return after_dup(old, r);
+        }
+    }
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fcntl(fd: c_int, cmd: c_int, arg: c_ulong) -> c_int {
+    let r = real!(fcntl: fn(c_int, c_int, c_ulong) -> c_int)(fd, cmd, arg);
+    if r >= 0 && (cmd == libc::F_DUPFD || cmd == libc::F_DUPFD_CLOEXEC) {
+        if let Some(_g) = Guard::enter() {
+            if active() {
+                return after_dup(fd, r);
+            }
+        }
+    }
+    if r >= 0 && cmd == libc::F_SETFL && fdtable::is_sim(fd) {
+        fdtable::set_nonblocking(fd, arg as c_int & libc::O_NONBLOCK != 0);
+    }
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fcntl64(fd: c_int, cmd: c_int, arg: c_ulong) -> c_int {
+    fcntl(fd, cmd, arg)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ioctl(fd: c_int, req: c_ulong, arg: *mut c_void) -> c_int {
+    let r = real!(ioctl: fn(c_int, c_ulong, *mut c_void) -> c_int)(fd, req, arg);
+    if r >= 0 && req == libc::FIONBIO && fdtable::is_sim(fd) && !arg.is_null() {
+        fdtable::set_nonblocking(fd, *(arg as *const c_int) != 0);
+    }
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_setup(_entries: c_uint, _params: *mut c_void) -> c_long {
+    unsupported(b"io_uring_setup: io_uring is not simulated", libc::SYS_io_uring_setup, 0)
+}

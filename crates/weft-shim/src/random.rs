@@ -1,0 +1,100 @@
+//! Randomness: `getrandom`, `getentropy` and the bytes behind an opened `/dev/urandom` or
+//! `/dev/random` come from this process's SplitMix64 stream, seeded by the host at hello.
+
+use crate::prelude::*;
+
+/// SplitMix64 state of this process's random stream (seeded by the host at hello).
+pub(crate) static RNG: AtomicU64 = AtomicU64::new(0);
+
+fn next_random() -> u64 {
+    let mut z =
+        RNG.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Fills `len` bytes at `buf` from this process's random stream.
+unsafe fn fill_random(buf: *mut u8, len: usize) {
+    let mut i = 0;
+    while i < len {
+        let w = next_random().to_le_bytes();
+        let n = (len - i).min(8);
+        ptr::copy_nonoverlapping(w.as_ptr(), buf.add(i), n);
+        i += n;
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn getrandom(buf: *mut c_void, len: size_t, flags: c_uint) -> ssize_t {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            fill_random(buf as *mut u8, len);
+            local_call();
+            return len as ssize_t;
+        }
+    }
+    sys::raw(libc::SYS_getrandom, [buf as i64, len as i64, flags as i64, 0, 0, 0]) as ssize_t
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn getentropy(buf: *mut c_void, len: size_t) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            if len > 256 {
+                set_errno(libc::EIO);
+                return -1;
+            }
+            fill_random(buf as *mut u8, len);
+            local_call();
+            return 0;
+        }
+    }
+    real!(getentropy: fn(*mut c_void, size_t) -> c_int)(buf, len)
+}
+
+/// Bytes of deterministic randomness behind an opened `/dev/urandom` or `/dev/random`.
+const RANDOM_FILE_BYTES: usize = 1 << 16;
+
+pub(crate) unsafe fn is_random_device(path: *const c_char) -> bool {
+    if path.is_null() {
+        return false;
+    }
+    let p = core::ffi::CStr::from_ptr(path).to_bytes();
+    p == b"/dev/urandom" || p == b"/dev/random"
+}
+
+/// An in-memory file holding the next `RANDOM_FILE_BYTES` of the process's random stream, so
+/// that every way of reading it (read, stdio, mmap) sees deterministic bytes.
+pub(crate) unsafe fn random_memfd() -> c_int {
+    let fd = libc::memfd_create(c"weft-random".as_ptr(), libc::MFD_CLOEXEC);
+    if fd < 0 {
+        return fd;
+    }
+    fdtable::forget(fd);
+    let mut chunk = [0u8; 4096];
+    let mut written = 0;
+    while written < RANDOM_FILE_BYTES {
+        fill_random(chunk.as_mut_ptr(), chunk.len());
+        let n = libc::write(fd, chunk.as_ptr().cast(), chunk.len());
+        if n <= 0 {
+            break;
+        }
+        written += n as usize;
+    }
+    libc::lseek(fd, 0, libc::SEEK_SET);
+    fd
+}
+
+pub(crate) unsafe fn fopen_random(mode: *const c_char) -> *mut libc::FILE {
+    let fd = random_memfd();
+    if fd < 0 {
+        return ptr::null_mut();
+    }
+    libc::fdopen(fd, mode)
+}
+
+/// Random bytes for the SIGSYS handler's emulation of libc-internal `getrandom`.
+pub(crate) unsafe fn random_for_trap(buf: *mut u8, len: usize) {
+    fill_random(buf, len)
+}

@@ -1,0 +1,223 @@
+//! Virtual time: the clocks (`clock_gettime` and friends) read the page the host writes, with
+//! no hand-off; the sleeps (`nanosleep`, `clock_nanosleep`, `usleep`, `sleep`) block the
+//! thread in the host until a virtual deadline.
+
+use crate::prelude::*;
+use crate::slot::HEADER;
+
+/// Virtual time now, ns since the run start.
+pub(crate) fn now_ns() -> u64 {
+    // SAFETY: header mapped while active.
+    unsafe { (*HEADER.load(Ordering::Acquire)).now_ns.load(Ordering::Acquire) }
+}
+
+fn split_ns(ns: u64) -> (i64, i64) {
+    ((ns / 1_000_000_000) as i64, (ns % 1_000_000_000) as i64)
+}
+
+fn clock_value(clock: libc::clockid_t) -> Option<u64> {
+    let now = now_ns();
+    match clock {
+        libc::CLOCK_REALTIME | libc::CLOCK_REALTIME_COARSE | libc::CLOCK_TAI => {
+            Some(REALTIME_BASE_NS + now)
+        }
+        libc::CLOCK_MONOTONIC
+        | libc::CLOCK_MONOTONIC_RAW
+        | libc::CLOCK_MONOTONIC_COARSE
+        | libc::CLOCK_BOOTTIME => Some(MONOTONIC_BASE_NS + now),
+        // CPU time is virtual too: a simulated thread's CPU time is its share of virtual time.
+        libc::CLOCK_PROCESS_CPUTIME_ID | libc::CLOCK_THREAD_CPUTIME_ID => Some(now),
+        _ => None,
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn clock_gettime(clock: libc::clockid_t, tp: *mut libc::timespec) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            let Some(ns) = clock_value(clock) else {
+                set_errno(libc::EINVAL);
+                return -1;
+            };
+            if tp.is_null() {
+                set_errno(libc::EFAULT);
+                return -1;
+            }
+            let (s, n) = split_ns(ns);
+            (*tp).tv_sec = s;
+            (*tp).tv_nsec = n;
+            local_call();
+            return 0;
+        }
+    }
+    real!(clock_gettime: fn(libc::clockid_t, *mut libc::timespec) -> c_int)(clock, tp)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn gettimeofday(tv: *mut libc::timeval, tz: *mut c_void) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            if !tv.is_null() {
+                let (s, n) = split_ns(REALTIME_BASE_NS + now_ns());
+                (*tv).tv_sec = s;
+                (*tv).tv_usec = n / 1000;
+            }
+            if !tz.is_null() {
+                ptr::write_bytes(tz as *mut u8, 0, 8);
+            }
+            local_call();
+            return 0;
+        }
+    }
+    real!(gettimeofday: fn(*mut libc::timeval, *mut c_void) -> c_int)(tv, tz)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn time(t: *mut libc::time_t) -> libc::time_t {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            let s = ((REALTIME_BASE_NS + now_ns()) / 1_000_000_000) as libc::time_t;
+            if !t.is_null() {
+                *t = s;
+            }
+            local_call();
+            return s;
+        }
+    }
+    real!(time: fn(*mut libc::time_t) -> libc::time_t)(t)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn timespec_get(ts: *mut libc::timespec, base: c_int) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            if base != 1 || ts.is_null() {
+                return 0; // TIME_UTC is the only base
+            }
+            let (s, n) = split_ns(REALTIME_BASE_NS + now_ns());
+            (*ts).tv_sec = s;
+            (*ts).tv_nsec = n;
+            local_call();
+            return base;
+        }
+    }
+    real!(timespec_get: fn(*mut libc::timespec, c_int) -> c_int)(ts, base)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn clock() -> libc::clock_t {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            local_call();
+            return (now_ns() / 1000) as libc::clock_t; // CLOCKS_PER_SEC = 1_000_000
+        }
+    }
+    real!(clock: fn() -> libc::clock_t)()
+}
+
+/// Blocks this simulated thread until virtual time `deadline` (ns since the run start).
+/// Sleeps until `deadline`; answers the ns left when a signal interrupted it (`EINTR`).
+fn sleep_until(deadline: u64) -> Option<u64> {
+    slot().args[0] = deadline as i64;
+    // SAFETY: callers check `active()` and hold the guard.
+    let r = unsafe { handoff(OP_SLEEP) };
+    (r == -(libc::EINTR as i64)).then(|| deadline.saturating_sub(now_ns()))
+}
+
+fn put_ns(ts: *mut libc::timespec, ns: u64) {
+    if !ts.is_null() {
+        // SAFETY: a non-null timespec the caller supplied.
+        unsafe {
+            (*ts).tv_sec = (ns / 1_000_000_000) as i64;
+            (*ts).tv_nsec = (ns % 1_000_000_000) as i64;
+        }
+    }
+}
+
+pub(crate) fn ts_ns(ts: &libc::timespec) -> u64 {
+    (ts.tv_sec.max(0) as u64).saturating_mul(1_000_000_000).saturating_add(ts.tv_nsec.max(0) as u64)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn nanosleep(req: *const libc::timespec, rem: *mut libc::timespec) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            if req.is_null() || (*req).tv_nsec < 0 || (*req).tv_nsec >= 1_000_000_000 {
+                set_errno(libc::EINVAL);
+                return -1;
+            }
+            let left = sleep_until(now_ns().saturating_add(ts_ns(&*req)));
+            put_ns(rem, left.unwrap_or(0));
+            if left.is_some() {
+                set_errno(libc::EINTR);
+                return -1;
+            }
+            return 0;
+        }
+    }
+    sys::raw(libc::SYS_nanosleep, [req as i64, rem as i64, 0, 0, 0, 0]) as c_int
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn clock_nanosleep(
+    clock: libc::clockid_t,
+    flags: c_int,
+    req: *const libc::timespec,
+    rem: *mut libc::timespec,
+) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            if req.is_null() {
+                return libc::EFAULT;
+            }
+            let d = ts_ns(&*req);
+            let deadline = if flags & libc::TIMER_ABSTIME != 0 {
+                let Some(clock_now) = clock_value(clock) else { return libc::EINVAL };
+                now_ns().saturating_add(d.saturating_sub(clock_now))
+            } else {
+                now_ns().saturating_add(d)
+            };
+            let left = sleep_until(deadline);
+            if flags & libc::TIMER_ABSTIME == 0 {
+                put_ns(rem, left.unwrap_or(0));
+            }
+            return if left.is_some() { libc::EINTR } else { 0 };
+        }
+    }
+    // clock_nanosleep returns the error number instead of setting errno.
+    let r = sys::raw_ret(
+        libc::SYS_clock_nanosleep,
+        [clock as i64, flags as i64, req as i64, rem as i64, 0, 0],
+    );
+    if r < 0 {
+        (-r) as c_int
+    } else {
+        0
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn usleep(us: libc::useconds_t) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            if sleep_until(now_ns().saturating_add(us as u64 * 1000)).is_some() {
+                set_errno(libc::EINTR);
+                return -1;
+            }
+            return 0;
+        }
+    }
+    real!(usleep: fn(libc::useconds_t) -> c_int)(us)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn sleep(s: c_uint) -> c_uint {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            let left = sleep_until(now_ns().saturating_add(s as u64 * 1_000_000_000));
+            // Interrupted: the seconds left, rounded up as glibc does.
+            return left.map_or(0, |ns| ns.div_ceil(1_000_000_000) as c_uint);
+        }
+    }
+    real!(sleep: fn(c_uint) -> c_uint)(s)
+}
