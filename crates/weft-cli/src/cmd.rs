@@ -28,7 +28,7 @@ use progress::{CliControl, Show};
     about = "Deterministic simulation testing for distributed systems",
     after_help = "Exit codes: 0 ok/no violation, 1 violation found or reproduced, 2 usage or input \
                   error, 3 divergence (replay differs / nondeterminism), 4 unsupported, \
-                  70 internal error, 130 interrupted."
+                  70 internal error, 130 interrupted (Ctrl-C, SIGTERM, SIGHUP)."
 )]
 pub struct Cli {
     #[command(subcommand)]

@@ -252,7 +252,8 @@ fn row9_sigterm_and_sighup_interrupt_a_campaign_like_ctrl_c() {
             .spawn()
             .unwrap();
         let mut reader = wait_for_line(&mut child, "scenario");
-        std::thread::sleep(std::time::Duration::from_millis(300));
+        // The handler is installed right after this line; leave time even on a busy machine.
+        std::thread::sleep(std::time::Duration::from_millis(1000));
         signal(&child, sig);
         let mut rest = String::new();
         std::io::Read::read_to_string(&mut reader, &mut rest).unwrap();

@@ -1,8 +1,9 @@
 //! weft-core owns weft's vocabulary and nothing else: simulated time ([`SimTime`],
 //! [`SimDuration`]), the pinned PRNG ([`Rng`], [`Ratio`]), the decision source ([`Decisions`])
 //! through which every nondeterministic choice of a run flows, the stable hasher behind trace
-//! and state hashes, named run outcomes, the [`Scenario`] (fault environment) and the [`Target`]
-//! interface the explorer drives. It does no IO, reads no clock and creates no thread.
+//! and state hashes, named run outcomes, the [`Scenario`] (fault environment, with the invariants
+//! and bounds [`Scenario::validate`] checks), the [`Target`] interface the explorer drives and
+//! the declared, bounded target options ([`options`]). It does no IO, reads no clock and creates no thread.
 
 pub mod decisions;
 pub mod hash;
