@@ -9,6 +9,7 @@ pub mod hash;
 pub mod outcome;
 pub mod rng;
 pub mod scenario;
+pub mod site;
 pub mod target;
 pub mod time;
 
@@ -17,6 +18,7 @@ pub use hash::{hash_debug, stable_hash, StableHasher};
 pub use outcome::{Modality, Outcome};
 pub use rng::{derive_seed, Ratio, Rng};
 pub use scenario::{Contract, DiskConfig, FaultBudget, FaultRates, Scenario};
+pub use site::{Site, SiteKind};
 pub use target::{
     ConfigError, Event, EventKind, Flow, NullObserver, Observer, OptionInfo, PropertyInfo,
     Recorder, RunReport, RunSpec, Runner, Target, TargetInfo, TraceHasher, VariantInfo,

@@ -82,6 +82,9 @@ pub struct Config {
     pub focus: Option<Property>,
     /// Atomic mode: draw a per-run weight profile over step kinds ([`atomic::Profile`]).
     pub swarm: bool,
+    /// Message mode: report the ring's shape as a coverage feature after every event
+    /// ([`message::ChordNode`]'s `world_feature`), not only each replica's own state.
+    pub ring_feature: bool,
 }
 
 impl Config {
@@ -137,9 +140,10 @@ impl Config {
             v => return Err(bad("gate", v, "expected auto, successor, principal or unguarded")),
         };
         let swarm: bool = info.parse_option(spec, "swarm")?;
+        let ring_feature: bool = info.parse_option(spec, "ring-feature")?;
         let focus = spec.property.as_deref().and_then(Property::from_name);
         let rules = Rules { variant, r, ids: ids_min, reuse, fused, gate, max_failures };
-        Ok(Config { rules, mode, ids_min, ids_max, steps, initial, focus, swarm })
+        Ok(Config { rules, mode, ids_min, ids_max, steps, initial, focus, swarm, ring_feature })
     }
 }
 
@@ -193,6 +197,7 @@ impl Target for Chord {
                 opt("initial", "auto", "corrected: members of the initial ideal ring (auto = r+1)"),
                 opt("swarm", "true", "atomic: draw per-run weights for each kind of step"),
                 opt("gate", "auto", "failure gate: auto, successor, principal or unguarded"),
+                opt("ring-feature", "false", "messages: the ring's shape is a coverage feature"),
             ],
             properties: property_infos(),
         }
