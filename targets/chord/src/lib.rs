@@ -20,7 +20,8 @@
 //! ablation: stabilize and reconcile as one step, false), `initial` (corrected: members of the
 //! initial ideal ring, default r + 1), `gate` (`auto` = successor rule for literal/original and
 //! principal rule for corrected; or `successor`, `principal`, `unguarded`), `swarm` (atomic:
-//! per-segment step-kind weights, true). The first node bootstraps alone for literal/original;
+//! per-segment step-kind weights, true), `ring-feature` (messages: report the ring's shape as a
+//! coverage feature after every event, false; not yet measured against the default). The first node bootstraps alone for literal/original;
 //! corrected starts from an ideal ring whose member set (containing node 0) is drawn by a
 //! decision. In atomic mode the [`weft_core::Scenario`] is not read (`steps` and `failures`
 //! bound the fault phase); message mode uses it (latency, delays, crash rate and budget,
