@@ -430,7 +430,7 @@ fn shrink_repro(
         Budget::Runs(n) => (n, Some(SHRINK_BACKSTOP)),
         Budget::Time(t) => (u64::MAX, Some(t)),
     };
-    // The shrinker reports no progress; the control gives it the wall-clock budget and Ctrl-C.
+    // The control gives the shrinker the wall-clock budget and Ctrl-C and shows its progress.
     let control = CliControl::new(deadline, None, show, "shrink runs");
     let opts = ShrinkOptions { max_runs };
     let shrunk = match reference {

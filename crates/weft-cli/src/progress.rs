@@ -137,8 +137,14 @@ impl Control for CliControl {
         let now = self.start.elapsed();
         let secs = now.as_secs_f64().max(1e-9);
         let mut stats = if self.shrinking {
+            let best = p.best.map_or(String::new(), |b| {
+                format!(
+                    "  best: {} decisions, {} events, {} faults",
+                    b.decisions, b.events, b.faults
+                )
+            });
             format!(
-                "{:.0} {}/s  {} smaller lists accepted",
+                "{:.0} {}/s  {} smaller lists accepted{best}",
                 p.runs as f64 / secs,
                 self.what,
                 p.failures

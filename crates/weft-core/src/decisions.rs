@@ -10,6 +10,8 @@
 //! `chance(1/1000)` that fired is recorded as `1`, so the shrinker can lower it to `0` (no fault).
 
 use crate::rng::{Ratio, Rng};
+use crate::site::Site;
+use std::collections::BTreeMap;
 
 #[derive(Clone, Debug)]
 enum Source {
@@ -23,6 +25,15 @@ enum Source {
         pos: usize,
         tail: Option<Rng>,
     },
+    /// Answers the k-th draw at site s with the k-th recorded value for s (0 past its end).
+    Sited(BTreeMap<Site, Stream>),
+}
+
+/// One site's recorded values (and labels) in draw order.
+#[derive(Clone, Debug, Default)]
+struct Stream {
+    values: Vec<u64>,
+    labels: Vec<u64>,
 }
 
 /// A source of decisions plus the log of every decision it answered.
@@ -35,6 +46,14 @@ pub struct Decisions {
     bounds: Vec<u64>,
     /// The label of the alternative chosen at each decision point (0: unlabelled).
     labels: Vec<u64>,
+    /// The site of each decision point ([`Site::ANON`] unless the caller addressed it).
+    sites: Vec<Site>,
+    /// How many decisions each addressed site has answered so far.
+    drawn: BTreeMap<Site, u32>,
+    /// The site of the next draw (set by [`Decisions::at`], reset to `base` by every draw).
+    next: Site,
+    /// The site of draws nobody addressed (see [`Decisions::set_base`]).
+    base: Site,
 }
 
 impl Decisions {
@@ -45,6 +64,10 @@ impl Decisions {
             log: Vec::new(),
             bounds: Vec::new(),
             labels: Vec::new(),
+            sites: Vec::new(),
+            drawn: BTreeMap::new(),
+            next: Site::ANON,
+            base: Site::ANON,
         }
     }
 
@@ -63,6 +86,10 @@ impl Decisions {
             log: Vec::new(),
             bounds: Vec::new(),
             labels: Vec::new(),
+            sites: Vec::new(),
+            drawn: BTreeMap::new(),
+            next: Site::ANON,
+            base: Site::ANON,
         }
     }
 
@@ -78,6 +105,60 @@ impl Decisions {
             log: Vec::new(),
             bounds: Vec::new(),
             labels: Vec::new(),
+            sites: Vec::new(),
+            drawn: BTreeMap::new(),
+            next: Site::ANON,
+            base: Site::ANON,
+        }
+    }
+
+    /// Answers by site: `values[i]` (with `labels[i]`, as in [`Decisions::replay_labeled`]) is
+    /// the answer of the draw at `sites[i]` whose index within that site equals the number of
+    /// earlier entries of the same site. Removing an entry shifts only its own site's stream.
+    /// With every site [`Site::ANON`] this is exactly [`Decisions::replay_labeled`].
+    pub fn replay_sited(values: Vec<u64>, labels: Vec<u64>, sites: &[Site]) -> Decisions {
+        assert_eq!(values.len(), sites.len(), "one site per value");
+        let mut streams: BTreeMap<Site, Stream> = BTreeMap::new();
+        for (i, (&v, &site)) in values.iter().zip(sites).enumerate() {
+            let s = streams.entry(site).or_default();
+            s.values.push(v);
+            s.labels.push(labels.get(i).copied().unwrap_or(0));
+        }
+        let mut d = Decisions::replay(Vec::new());
+        d.source = Source::Sited(streams);
+        d
+    }
+
+    /// Addresses the next draw (one draw only; a forced or zero-probability choice that draws
+    /// nothing also consumes it). Positional sources ignore the address but log it.
+    #[inline]
+    pub fn at(&mut self, site: Site) -> &mut Decisions {
+        self.next = site;
+        self
+    }
+
+    /// Sets the site of every draw not addressed with [`Decisions::at`] (e.g. "node 2" while
+    /// node 2's handler runs) and returns the previous one, for the caller to restore.
+    pub fn set_base(&mut self, site: Site) -> Site {
+        self.next = site;
+        std::mem::replace(&mut self.base, site)
+    }
+
+    /// How many decisions `site` has answered so far (the index its next draw will have).
+    /// The anonymous site counts too: its stream is positional among anonymous draws.
+    pub fn drawn_at(&self, site: Site) -> u32 {
+        self.drawn.get(&site).copied().unwrap_or(0)
+    }
+
+    /// The recorded value the next draw would consume, if the source is a replay with one left.
+    fn pending(&mut self) -> Option<&mut u64> {
+        match &mut self.source {
+            Source::Random(_) => None,
+            Source::Replay { list, pos, .. } => list.get_mut(*pos),
+            Source::Sited(streams) => {
+                let k = self.drawn.get(&self.next).copied().unwrap_or(0) as usize;
+                streams.get_mut(&self.next).and_then(|s| s.values.get_mut(k))
+            }
         }
     }
 
@@ -95,6 +176,12 @@ impl Decisions {
         random: impl FnOnce(&mut Rng) -> u64,
     ) -> u64 {
         debug_assert!(n >= 2);
+        let site = std::mem::replace(&mut self.next, self.base);
+        let k = {
+            let c = self.drawn.entry(site).or_insert(0);
+            *c += 1;
+            *c as usize - 1
+        };
         let v = match &mut self.source {
             Source::Random(rng) => random(rng),
             Source::Replay { list, labels, pos, tail } => {
@@ -112,8 +199,20 @@ impl Decisions {
                     0
                 }
             }
+            Source::Sited(streams) => match streams.get(&site).filter(|s| k < s.values.len()) {
+                Some(s) => {
+                    let want = s.labels[k];
+                    let by_label = match label_of {
+                        Some(f) if want != 0 => (0..n).find(|&i| f(i) == want),
+                        _ => None,
+                    };
+                    by_label.unwrap_or(s.values[k].min(n - 1))
+                }
+                None => 0,
+            },
         };
         assert!(v < n, "decision {v} out of bound {n}");
+        self.sites.push(site);
         self.log.push(v);
         self.bounds.push(n);
         self.labels.push(label_of.map_or(0, |f| f(v)));
@@ -127,6 +226,7 @@ impl Decisions {
         assert!(!labels.is_empty(), "choose_labeled(): no alternatives");
         let n = labels.len() as u64;
         if n == 1 {
+            self.next = self.base;
             return 0;
         }
         self.draw_labeled(n, Some(&|i| labels[i as usize]), |rng| rng.below(n)) as usize
@@ -137,6 +237,7 @@ impl Decisions {
     pub fn weighted_labeled(&mut self, weights: &[u32], labels: &[u64]) -> usize {
         assert_eq!(weights.len(), labels.len(), "one label per alternative");
         if weights.len() == 1 {
+            self.next = self.base;
             return 0;
         }
         let label_of = |i: u64| if weights[i as usize] > 0 { labels[i as usize] } else { 0 };
@@ -149,6 +250,7 @@ impl Decisions {
     pub fn choose(&mut self, n: u64) -> u64 {
         assert!(n > 0, "choose(0): no alternatives");
         if n == 1 {
+            self.next = self.base;
             return 0;
         }
         self.draw(n, |rng| rng.below(n))
@@ -159,6 +261,7 @@ impl Decisions {
     #[inline]
     pub fn chance(&mut self, p: Ratio) -> bool {
         if p.is_zero() {
+            self.next = self.base;
             return false;
         }
         self.draw(2, |rng| rng.chance(p) as u64) == 1
@@ -169,6 +272,7 @@ impl Decisions {
     pub fn weighted(&mut self, weights: &[u32]) -> usize {
         assert!(!weights.is_empty(), "weighted(): no alternatives");
         if weights.len() == 1 {
+            self.next = self.base;
             return 0;
         }
         self.weighted_inner(weights, None)
@@ -181,14 +285,11 @@ impl Decisions {
         // whose weight is 0 — a fault kind whose budget is spent or that the scenario switched
         // off. Answer the nearest allowed one below it (else above), so replay never leaves the
         // scenario's budget; the log records the value actually used.
-        if let Source::Replay { list, pos, .. } = &mut self.source {
-            if let Some(v) = list.get_mut(*pos) {
-                let i = (*v).min(weights.len() as u64 - 1) as usize;
-                if weights[i] == 0 {
-                    let allowed =
-                        (0..i).rev().chain(i + 1..weights.len()).find(|&j| weights[j] > 0);
-                    *v = allowed.expect("some weight is positive") as u64;
-                }
+        if let Some(v) = self.pending() {
+            let i = (*v).min(weights.len() as u64 - 1) as usize;
+            if weights[i] == 0 {
+                let allowed = (0..i).rev().chain(i + 1..weights.len()).find(|&j| weights[j] > 0);
+                *v = allowed.expect("some weight is positive") as u64;
             }
         }
         self.draw_labeled(weights.len() as u64, label_of, |rng| {
@@ -211,6 +312,11 @@ impl Decisions {
     /// The label of the alternative chosen at each logged decision (0: unlabelled).
     pub fn labels(&self) -> &[u64] {
         &self.labels
+    }
+
+    /// The site of each logged decision.
+    pub fn sites(&self) -> &[Site] {
+        &self.sites
     }
 
     /// The bound of each logged decision.
@@ -311,6 +417,35 @@ mod tests {
         let mut d = Decisions::replay_labeled(vec![2, 0], vec![99, 20]);
         assert_eq!(d.choose_labeled(&[10, 20, 30]), 2);
         assert_eq!(d.weighted_labeled(&[1, 0], &[10, 20]), 0);
+    }
+
+    #[test]
+    fn sited_replay_answers_by_address() {
+        let (a, b) = (Site::latency(0, 1), Site::latency(1, 0));
+        let mut d = Decisions::random(7);
+        let first: Vec<u64> =
+            (0..6).map(|i| d.at(if i % 2 == 0 { a } else { b }).choose(100)).collect();
+        assert_eq!(d.sites(), &[a, b, a, b, a, b]);
+        assert_eq!(d.drawn_at(a), 3);
+        // Replayed by site, the same draws get the same answers.
+        let mut r = Decisions::replay_sited(d.log().to_vec(), vec![], d.sites());
+        let again: Vec<u64> =
+            (0..6).map(|i| r.at(if i % 2 == 0 { a } else { b }).choose(100)).collect();
+        assert_eq!(again, first);
+        // Remove b's first entry: only b's stream shifts; a keeps its answers.
+        let (mut v, mut s) = (d.log().to_vec(), d.sites().to_vec());
+        v.remove(1);
+        s.remove(1);
+        let mut r = Decisions::replay_sited(v, vec![], &s);
+        let got: Vec<u64> =
+            (0..6).map(|i| r.at(if i % 2 == 0 { a } else { b }).choose(100)).collect();
+        assert_eq!(got, vec![first[0], first[3], first[2], first[5], first[4], 0]);
+        // All-anonymous sited replay is positional replay.
+        let mut p = Decisions::replay_sited(vec![3, 1], vec![], &[Site::ANON; 2]);
+        assert_eq!((p.choose(5), p.choose(5), p.choose(5)), (3, 1, 0));
+        // Weight-0 clamping applies by site too.
+        let mut w = Decisions::replay_sited(vec![1], vec![], &[a]);
+        assert_eq!(w.at(a).weighted(&[1, 0, 3]), 0);
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod options;
 pub mod outcome;
 pub mod rng;
 pub mod scenario;
+pub mod site;
 pub mod target;
 pub mod time;
 
@@ -22,6 +23,7 @@ pub use options::{check_options, check_spec, Allowed, OptionDecl};
 pub use outcome::{Modality, Outcome};
 pub use rng::{derive_seed, Ratio, Rng};
 pub use scenario::{Contract, DiskConfig, FaultBudget, FaultRates, Scenario, ScenarioError};
+pub use site::{Site, SiteKind};
 pub use target::{
     ConfigError, Event, EventKind, Flow, NullObserver, Observer, OptionInfo, PropertyInfo,
     Recorder, RunReport, RunSpec, Runner, Target, TargetInfo, TraceHasher, VariantInfo,

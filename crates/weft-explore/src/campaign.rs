@@ -80,6 +80,16 @@ pub struct Progress {
     /// Exhaustive search: distinct states explored and the deepest level reached.
     pub states: u64,
     pub depth: u32,
+    /// Shrinking: the size of the smallest failing run found so far.
+    pub best: Option<Best>,
+}
+
+/// The size of a run: its (trimmed) decisions, events and injected faults.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Best {
+    pub decisions: u64,
+    pub events: u64,
+    pub faults: u64,
 }
 
 #[derive(Clone, Debug)]

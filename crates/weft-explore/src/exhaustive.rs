@@ -172,6 +172,7 @@ pub(crate) fn run(
                 features: features.len() as u64,
                 states: stats.states,
                 depth: stats.max_depth,
+                best: None,
             });
         }
     }
@@ -187,6 +188,7 @@ pub(crate) fn run(
         features: features.len() as u64,
         states: stats.states,
         depth: stats.max_depth,
+        best: None,
     });
     CampaignResult {
         runs,

@@ -13,7 +13,7 @@ mod replay;
 mod shrink;
 
 pub use campaign::{
-    run_campaign, run_one, swarm_scenario, CampaignOptions, CampaignResult, Control, Found,
+    run_campaign, run_one, swarm_scenario, Best, CampaignOptions, CampaignResult, Control, Found,
     Progress, Quiet, Strategy, GENERATION,
 };
 pub use eval::{evaluate, wilson95, CampaignEnd, Difference, EvalOptions, Evaluation, VariantEval};

@@ -2,16 +2,25 @@
 //! the same failure (same outcome kind, same property — [`Outcome::same_failure`]).
 //!
 //! It edits the recorded decision stream, never domain objects: shorter lists and smaller values
-//! mean simpler runs, because 0 is every decision point's simplest choice. Passes, in
-//! Hypothesis order, repeated until a whole round changes nothing:
+//! mean simpler runs, because 0 is every decision point's simplest choice. Every logged
+//! decision carries its site (the link of a latency, the opportunity of a fault, the node and
+//! timer of a node's choice: [`Site`]). Value edits replay **by site**
+//! ([`Decisions::replay_sited`]), so zeroing one fault or one link's latencies leaves every
+//! other site's answers where they were; deletions replay by position first, then by site.
+//! Passes per round, until a whole round changes nothing:
 //!
 //! 1. delete spans of decreasing size (halvings of the list, then 8 down to 1), scanning from
-//!    the end. Later decisions keep their labels ([`Decisions::replay_labeled`]), so a target
-//!    that names its alternatives replays the same named steps after a deletion; a failed
-//!    deletion is retried by position, then with the last non-zero value after the span raised
-//!    to its maximum (a pause long enough at 0.5 s is too short at t = 0; pass 3 lowers it);
-//! 2. zero spans of the same sizes (turning whole stretches into "simplest choice");
-//! 3. lower each remaining value, by binary search for the smallest value that still fails.
+//!    the end, by position (the tail moves up, so the log gets shorter); a failed deletion is
+//!    retried by site (only the deleted decisions' own sites shift), then without labels
+//!    (later decisions keep their labels, [`Decisions::replay_labeled`], so a target that names
+//!    its alternatives replays the same named steps after a deletion), then with the last
+//!    non-zero value after the span raised to its maximum (a pause long enough at 0.5 s is too
+//!    short at t = 0; pass 5 lowers it);
+//! 2. the coarse structure-aware passes of [`structure`]: delete a whole fault, zero every
+//!    latency, zero each site's whole stream;
+//! 3. the fine ones: remove message faults one by one, shorten each fault;
+//! 4. zero spans of the same sizes as pass 1 (turning whole stretches into "simplest choice");
+//! 5. lower each remaining value, by binary search for the smallest value that still fails.
 //!
 //! A candidate is accepted only if its replay fails the same way, has no more events than the
 //! current best, **and** the replay's *log*
@@ -26,9 +35,11 @@
 //! apart. The reference is checked last, on an otherwise acceptable candidate, under the full
 //! scenario (no event cap), so a "pass" there is a whole run.
 
-use crate::campaign::{Control, Progress};
+mod structure;
+
+use crate::campaign::{Best, Control, Progress};
 use std::cmp::Ordering;
-use weft_core::{Decisions, NullObserver, Outcome, RunReport, Runner, Scenario};
+use weft_core::{Decisions, NullObserver, Outcome, RunReport, Runner, Scenario, Site, SiteKind};
 
 #[derive(Clone, Debug)]
 pub struct ShrinkOptions {
@@ -45,7 +56,10 @@ impl Default for ShrinkOptions {
 #[derive(Clone, Debug)]
 pub struct Shrunk {
     /// The smallest failing decision list found (a canonical replay log, trailing zeros trimmed).
+    /// It replays by position ([`Decisions::replay`]) exactly as it did by site.
     pub decisions: Vec<u64>,
+    /// The site of each of `decisions` (for showing what each decision decides).
+    pub sites: Vec<Site>,
     /// The report of replaying `decisions`.
     pub report: RunReport,
     /// Candidate runs spent.
@@ -78,13 +92,28 @@ fn shortlex(a: &[u64], b: &[u64]) -> Ordering {
     a.len().cmp(&b.len()).then_with(|| a.cmp(b))
 }
 
+/// A candidate: values with the label and site each replays under.
+#[derive(Clone, Debug)]
+struct Cand {
+    values: Vec<u64>,
+    labels: Vec<u64>,
+    sites: Vec<Site>,
+    /// Replay by position instead of by site (see `Shrinker::try_positional`).
+    positional: bool,
+}
+
 struct Shrinker<'a> {
     runner: &'a dyn Runner,
-    scenario: &'a Scenario,
+    /// The input's scenario with `max_events` capped at what the best so far allows.
+    scenario: Scenario,
+    /// The input's own event budget.
+    max_events: u64,
     /// A runner on which every accepted candidate must pass, with the uncapped scenario.
     reference: Option<(&'a dyn Runner, &'a Scenario)>,
     target: Outcome,
     best: Vec<u64>,
+    /// The site of each decision of `best`: candidates replay by site.
+    sites: Vec<Site>,
     /// The bound of each decision of `best`.
     bounds: Vec<u64>,
     /// The label of each decision of `best` (0: unlabelled; see `Decisions::choose_labeled`).
@@ -101,42 +130,85 @@ impl Shrinker<'_> {
         self.runs >= self.max_runs || self.control.should_stop()
     }
 
-    /// `best` and its labels with `[start, end)` removed. Later decisions keep their labels, so
-    /// a target that names its alternatives replays the same named steps after a deletion.
-    fn without(&self, start: usize, end: usize) -> (Vec<u64>, Vec<u64>) {
-        let cut = |v: &[u64]| {
-            let mut c = v[..start].to_vec();
-            c.extend_from_slice(&v[end..]);
-            c
-        };
-        (cut(&self.best), cut(&self.labels))
+    /// `best` (labels, sites) with `[start, end)` removed. Later decisions keep their labels, so
+    /// a target that names its alternatives replays the same named steps after a deletion, and
+    /// their sites, so only the removed decisions' own sites shift. A removed fault opportunity
+    /// takes its fault's details with it, and later opportunities keep theirs: their
+    /// `fault-detail #k` sites are renumbered with them (a fault moves earlier whole).
+    fn without(&self, start: usize, end: usize) -> Cand {
+        let kind = Site::fault_kind();
+        let before = self.sites[..start].iter().filter(|&&s| s == kind).count() as u32;
+        let removed = self.sites[start..end].iter().filter(|&&s| s == kind).count() as u32;
+        let mut c =
+            Cand { values: Vec::new(), labels: Vec::new(), sites: Vec::new(), positional: false };
+        for i in (0..self.best.len()).filter(|i| !(start..end).contains(i)) {
+            let mut site = self.sites[i];
+            if removed > 0 && site.kind() == Some(SiteKind::FaultDetail) {
+                let k = site.a();
+                if (before..before + removed).contains(&k) {
+                    continue;
+                }
+                if k >= before + removed {
+                    site = Site::fault_detail(k - removed);
+                }
+            }
+            c.values.push(self.best[i]);
+            c.labels.push(self.labels[i]);
+            c.sites.push(site);
+        }
+        c
     }
 
     /// `best` with `[start, end)` set to `value`; those positions lose their labels (a label
     /// would override the new value).
-    fn with(&self, start: usize, end: usize, value: u64) -> (Vec<u64>, Vec<u64>) {
-        let (mut c, mut l) = (self.best.clone(), self.labels.clone());
-        c[start..end].iter_mut().for_each(|v| *v = value);
-        l[start..end].iter_mut().for_each(|v| *v = 0);
-        (c, l)
+    fn with(&self, start: usize, end: usize, value: u64) -> Cand {
+        self.with_each(start..end, value)
+    }
+
+    /// `best` with every position in `at` set to `value` (and unlabelled).
+    fn with_each(&self, at: impl IntoIterator<Item = usize>, value: u64) -> Cand {
+        let mut c = Cand {
+            values: self.best.clone(),
+            labels: self.labels.clone(),
+            sites: self.sites.clone(),
+            positional: false,
+        };
+        for i in at {
+            c.values[i] = value;
+            c.labels[i] = 0;
+        }
+        c
+    }
+
+    fn report_progress(&self) {
+        // `failures` counts accepted candidates while shrinking; `best` is what they reached.
+        self.control.progress(&Progress {
+            runs: self.runs,
+            failures: self.accepted,
+            best: Some(Best {
+                decisions: self.best.len() as u64,
+                events: self.report.events,
+                faults: self.report.faults,
+            }),
+            ..Progress::default()
+        });
     }
 
     /// Runs `candidate`; keeps it if it fails the same way and its log is smaller than the best.
-    fn try_candidate(&mut self, (candidate, labels): (Vec<u64>, Vec<u64>)) -> bool {
-        if self.out_of_budget() || shortlex(&candidate, &self.best) != Ordering::Less {
+    fn try_candidate(&mut self, c: Cand) -> bool {
+        if self.out_of_budget() || shortlex(&c.values, &self.best) != Ordering::Less {
             return false;
         }
         self.runs += 1;
         if self.runs & 63 == 0 {
-            // `failures` counts accepted candidates while shrinking.
-            self.control.progress(&Progress {
-                runs: self.runs,
-                failures: self.accepted,
-                ..Progress::default()
-            });
+            self.report_progress();
         }
-        let mut d = Decisions::replay_labeled(candidate, labels);
-        let report = self.runner.run(self.scenario, &mut d, &mut NullObserver);
+        let mut d = if c.positional {
+            Decisions::replay_labeled(c.values, c.labels)
+        } else {
+            Decisions::replay_sited(c.values, c.labels, &c.sites)
+        };
+        let report = self.runner.run(&self.scenario, &mut d, &mut NullObserver);
         // A shorter decision list that makes the run itself longer (past the end of a list
         // every choice is 0, which may be a step that still happens) is not simpler for the
         // person reading the trace: never trade events for decisions.
@@ -156,9 +228,12 @@ impl Shrinker<'_> {
         }
         self.bounds = d.bounds()[..log.len()].to_vec();
         self.labels = d.labels()[..log.len()].to_vec();
+        self.sites = d.sites()[..log.len()].to_vec();
         self.best = log;
         self.report = report;
         self.accepted += 1;
+        self.scenario.max_events = event_cap(self.max_events, self.report.events);
+        self.report_progress();
         true
     }
 
@@ -180,18 +255,25 @@ impl Shrinker<'_> {
         for k in self.sizes() {
             // Scan from the end: late decisions are the likeliest to be irrelevant, and deleting
             // there does not shift the decisions that set the failure up.
+            // Spans longer than 8 move by an eighth of their size and are tried once: on a
+            // 2,221-decision raft-rs run, moving a 1,110-long span one decision at a time with
+            // every retry spent 13,000 candidates (the whole 5-minute backstop) before the
+            // first deletion that worked.
+            let (step, retry) = if k > 8 { (k / 8, false) } else { (1, true) };
             let mut end = self.best.len();
             while end >= k && !self.out_of_budget() {
                 let start = end - k;
                 let c = self.without(start, end);
-                if self.try_candidate(c.clone())
-                    || self.try_unlabeled(&c, start)
-                    || self.try_raised(c, start, k)
+                if self.try_candidate(Cand { positional: true, ..c.clone() })
+                    || (retry
+                        && (self.try_sited(&c, start)
+                            || self.try_unlabeled(&c, start)
+                            || self.try_raised(c, start, k)))
                 {
                     progress = true;
                     end = end.min(self.best.len());
                 } else {
-                    end -= 1;
+                    end = end.saturating_sub(step);
                 }
             }
         }
@@ -201,28 +283,44 @@ impl Shrinker<'_> {
     /// Labels keep later steps the same after a deletion, which is usually what makes a
     /// deletion work — but sometimes the shifted meaning is what fails. Retry by position when
     /// any label follows the span (never, for targets that do not label their choices).
-    fn try_unlabeled(&mut self, (c, l): &(Vec<u64>, Vec<u64>), start: usize) -> bool {
-        if l.iter().skip(start).all(|&x| x == 0) {
+    fn try_unlabeled(&mut self, c: &Cand, start: usize) -> bool {
+        if c.labels.iter().skip(start).all(|&x| x == 0) {
             return false;
         }
-        let mut l = l.clone();
-        l[start..].iter_mut().for_each(|x| *x = 0);
-        self.try_candidate((c.clone(), l))
+        let mut c = Cand { positional: true, ..c.clone() };
+        c.labels[start..].iter_mut().for_each(|x| *x = 0);
+        self.try_candidate(c)
+    }
+
+    /// A deletion is tried by position first: it shifts everything after the span, so the
+    /// list's tail moves past its end and the log gets shorter even when the run draws as many
+    /// decisions (by site, the other sites' values stay at their indices and the log keeps its
+    /// length). Retried by site when an addressed site follows the span: there, deleting an
+    /// entry shifts only its own site's stream (a fault moves one opportunity earlier with its
+    /// details; the latencies around it stay).
+    fn try_sited(&mut self, c: &Cand, start: usize) -> bool {
+        if c.sites[start..].iter().all(|&s| s == Site::ANON) {
+            return false;
+        }
+        self.try_candidate(c.clone())
     }
 
     /// A deletion often fails only because what follows now happens earlier (a pause that was
     /// long enough later is too short at the start). Shortlex allows any later value to grow
     /// when the list gets shorter, so retry the deletion with the last non-zero value raised to
     /// its maximum; lowering brings it back down to what is needed.
-    fn try_raised(&mut self, (mut c, mut l): (Vec<u64>, Vec<u64>), start: usize, k: usize) -> bool {
-        let Some(j) = (start..c.len()).rev().find(|&j| c[j] != 0) else { return false };
+    fn try_raised(&mut self, mut c: Cand, start: usize, k: usize) -> bool {
+        let Some(j) = (start..c.values.len()).rev().find(|&j| c.values[j] != 0) else {
+            return false;
+        };
         let max = self.bounds[j + k].saturating_sub(1);
-        if c[j] >= max {
+        if c.values[j] >= max {
             return false;
         }
-        c[j] = max;
-        l[j] = 0;
-        self.try_candidate((c, l))
+        c.values[j] = max;
+        c.labels[j] = 0;
+        c.positional = true;
+        self.try_candidate(c)
     }
 
     fn zero_spans(&mut self) -> bool {
@@ -245,11 +343,16 @@ impl Shrinker<'_> {
     }
 
     fn lower_values(&mut self) -> bool {
+        self.lower_where(|_| true)
+    }
+
+    /// Lowers each value whose site satisfies `keep`: 0 first, else a binary search.
+    fn lower_where(&mut self, keep: impl Fn(Site) -> bool) -> bool {
         let mut progress = false;
         let mut i = 0;
         while i < self.best.len() && !self.out_of_budget() {
             let v = self.best[i];
-            if v > 0 {
+            if v > 0 && keep(self.sites[i]) {
                 if self.try_candidate(self.with(i, i + 1, 0)) {
                     progress = true;
                 } else if v > 1 {
@@ -276,6 +379,19 @@ impl Shrinker<'_> {
         }
         progress
     }
+}
+
+/// The event budget of a candidate when the best so far has `best_events` events.
+///
+/// Candidates that do not fail would otherwise run to the end of the heal phase, which is most
+/// of a shrink's cost. A candidate with more events than the best is rejected anyway, and a run
+/// that fails within its first `cap` events is identical under any larger budget, so capping
+/// at the best's length plus one step's worth of events (64 is more than any target's single
+/// step adds) changes no accepted result; it only stops hopeless candidates early. (It was
+/// 4× + 1,000 events; on raft-rs, where a non-failing candidate runs 5,000 events, the tight
+/// cap made candidates about twice as fast.)
+fn event_cap(max_events: u64, best_events: u64) -> u64 {
+    max_events.min(best_events.saturating_add(64))
 }
 
 /// Shrinks `decisions`, which must fail when replayed under `scenario`.
@@ -323,17 +439,15 @@ fn shrink_inner(
             return Err(ShrinkError::FailsOnReference(outcome.to_string()));
         }
     }
-    // Candidates that do not fail would otherwise run to the end of the heal phase, which is
-    // most of a shrink's cost. A run that fails within its first `cap` events is identical
-    // under the original event budget, so capping candidates at a generous multiple of the
-    // failing run's length changes no accepted result's meaning; it only gives up on
-    // candidates that would fail much later (the cap is a pure function of the input).
-    let cap = report.events.saturating_mul(4).saturating_add(1_000);
-    let capped = Scenario { max_events: scenario.max_events.min(cap), ..scenario.clone() };
     let best = trim(d.log().to_vec());
     let mut s = Shrinker {
+        sites: d.sites()[..best.len()].to_vec(),
         runner,
-        scenario: &capped,
+        scenario: Scenario {
+            max_events: event_cap(scenario.max_events, report.events),
+            ..scenario.clone()
+        },
+        max_events: scenario.max_events,
         reference: reference.map(|r| (r, scenario)),
         target: report.outcome.clone(),
         labels: d.labels()[..best.len()].to_vec(),
@@ -346,8 +460,11 @@ fn shrink_inner(
         control,
     };
     let mut complete = false;
+    s.report_progress();
     while !s.out_of_budget() {
         let mut progress = s.delete_spans();
+        progress |= s.coarse_passes();
+        progress |= s.fine_passes();
         progress |= s.zero_spans();
         progress |= s.lower_values();
         if !progress {
@@ -355,5 +472,13 @@ fn shrink_inner(
             break;
         }
     }
-    Ok(Shrunk { decisions: s.best, report: s.report, runs: s.runs, accepted: s.accepted, complete })
+    s.report_progress();
+    Ok(Shrunk {
+        decisions: s.best,
+        sites: s.sites,
+        report: s.report,
+        runs: s.runs,
+        accepted: s.accepted,
+        complete,
+    })
 }

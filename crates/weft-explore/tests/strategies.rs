@@ -306,3 +306,34 @@ fn shrinking_follows_labels_so_deleting_a_step_keeps_the_later_ones() {
         assert!(sizes[1] <= sizes[0], "seed {seed}: {sizes:?}");
     }
 }
+
+/// Records what the shrinker reports.
+#[derive(Default)]
+struct Recording(std::sync::Mutex<Vec<weft_explore::Progress>>);
+
+impl weft_explore::Control for Recording {
+    fn progress(&self, p: &weft_explore::Progress) {
+        self.0.lock().unwrap().push(p.clone());
+    }
+}
+
+#[test]
+fn shrinking_reports_the_best_so_far_as_it_goes() {
+    let runner = canary("buggy");
+    let scenario = runner.default_scenario();
+    let found = campaign(runner.as_ref(), Strategy::Random, 1, 100, 1).found.unwrap();
+    let rec = Recording::default();
+    let s = shrink(runner.as_ref(), &scenario, &found.decisions, &ShrinkOptions::default(), &rec)
+        .unwrap();
+    let seen = rec.0.into_inner().unwrap();
+    let best: Vec<_> = seen.iter().map(|p| p.best.expect("shrink progress has a best")).collect();
+    assert!(best.len() as u64 > s.accepted, "one report per accepted candidate at least");
+    assert_eq!(best[0].decisions, weft_explore::trim(found.decisions.clone()).len() as u64);
+    assert!(best.windows(2).all(|w| w[1].decisions <= w[0].decisions), "{best:?}");
+    let last = best.last().unwrap();
+    assert_eq!(
+        (last.decisions, last.events, last.faults),
+        (s.decisions.len() as u64, s.report.events, s.report.faults)
+    );
+    assert!(seen.windows(2).all(|w| w[1].runs >= w[0].runs));
+}

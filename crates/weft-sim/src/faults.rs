@@ -12,7 +12,7 @@
 //! "no member loses all live successors"); a vetoed crash is simply not injected.
 
 use crate::net::{weight, SCALE};
-use weft_core::{Decisions, Scenario, SimDuration};
+use weft_core::{Decisions, Scenario, SimDuration, Site};
 
 /// How many faults of each kind a run has injected so far.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -87,7 +87,25 @@ pub fn opportunity(
         return None;
     }
     let none = SCALE.saturating_sub(faults).max(1) as u32;
-    let kind = decisions.weighted(&[none, w_crash, w_pause, w_part]);
+    // Opportunity k's kind is the k-th draw at the fault-kind site and its details live at
+    // their own site, so removing one fault leaves every other fault's details where they were.
+    let k = decisions.drawn_at(Site::fault_kind());
+    let kind = decisions.at(Site::fault_kind()).weighted(&[none, w_crash, w_pause, w_part]);
+    let base = decisions.set_base(Site::fault_detail(k));
+    let fault = details(scenario, counts, up, kind, decisions, gate);
+    decisions.set_base(base);
+    fault
+}
+
+/// The victim, shape and duration of a fault of `kind` (1 crash, 2 pause, 3 partition).
+fn details(
+    scenario: &Scenario,
+    counts: &mut FaultCounts,
+    up: &[bool],
+    kind: usize,
+    decisions: &mut Decisions,
+    gate: &mut dyn FnMut(u32) -> bool,
+) -> Option<Fault> {
     let live: Vec<u32> = (0..up.len() as u32).filter(|&i| up[i as usize]).collect();
     if live.is_empty() {
         return None;

@@ -6,7 +6,7 @@
 //! scenario's budget.
 
 use crate::faults::FaultCounts;
-use weft_core::{Decisions, Ratio, Scenario, SimDuration, SimTime};
+use weft_core::{Decisions, Ratio, Scenario, SimDuration, SimTime, Site};
 
 /// What the network does with one datagram.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,12 +124,16 @@ impl Network {
             let faults = w_drop as u64 + w_dup as u64 + w_delay as u64;
             if faults > 0 {
                 let none = SCALE.saturating_sub(faults).max(1) as u32;
-                kind = decisions.weighted(&[none, w_drop, w_dup, w_delay]);
+                kind = decisions
+                    .at(Site::message_fault(from, to))
+                    .weighted(&[none, w_drop, w_dup, w_delay]);
             }
         }
         let latency = |d: &mut Decisions| {
             let span = scenario.latency_max.0.saturating_sub(scenario.latency_min.0) / 1_000;
-            SimDuration(scenario.latency_min.0 + d.choose(span + 1) * 1_000)
+            SimDuration(
+                scenario.latency_min.0 + d.at(Site::latency(from, to)).choose(span + 1) * 1_000,
+            )
         };
         match kind {
             1 => {
@@ -143,7 +147,9 @@ impl Network {
                 Fate::Duplicate(a, b)
             }
             3 => {
-                let extra = decisions.choose(scenario.delay_max.0 / 1_000 + 1) * 1_000;
+                let extra =
+                    decisions.at(Site::delay(from, to)).choose(scenario.delay_max.0 / 1_000 + 1)
+                        * 1_000;
                 Fate::Deliver(now + latency(decisions) + SimDuration(extra))
             }
             _ => Fate::Deliver(now + latency(decisions)),

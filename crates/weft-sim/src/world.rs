@@ -13,7 +13,7 @@ use std::hash::Hash;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use weft_core::{
     stable_hash, Decisions, Event, EventKind, Modality, Observer, Outcome, RunReport, Scenario,
-    SimDuration, SimTime, TraceHasher,
+    SimDuration, SimTime, Site, TraceHasher,
 };
 
 pub type NodeId = u32;
@@ -53,6 +53,12 @@ pub trait Node: Sized + 'static {
     fn describe(&self) -> String;
     /// A cheap abstract-state hash for coverage-guided search (0: none).
     fn feature(&self) -> u64 {
+        0
+    }
+    /// An abstract state of the whole world (Chord's ring shape), reported as a coverage
+    /// feature after every event (0: none). A node's own state misses what only the
+    /// combination of nodes shows: two rings are two nodes' successor pointers together.
+    fn world_feature(_view: &View<'_, Self>) -> u64 {
         0
     }
 }
@@ -110,6 +116,12 @@ impl<N: Node> Ctx<'_, N> {
     /// run's decision source so it replays and shrinks. 0 should be the simplest value.
     pub fn choose(&mut self, n: u64) -> u64 {
         self.decisions.choose(n)
+    }
+    /// Like [`Ctx::choose`], addressed to this node's decision stream `stream` (e.g. one per
+    /// timer), so a shrinker that edits one stream leaves the node's other streams alone.
+    /// Stream 0 is the node's default stream, which [`Ctx::choose`] draws from.
+    pub fn choose_at(&mut self, stream: u32, n: u64) -> u64 {
+        self.decisions.at(weft_core::Site::node(self.id, stream)).choose(n)
     }
     /// Whether faults may still be injected ([`Phase::Fault`]) or have stopped.
     pub fn phase(&self) -> Phase {
@@ -461,7 +473,10 @@ impl<'s, N: Node> World<'s, N> {
         for node in 0..self.spec.nodes as NodeId {
             self.push(SimTime::ZERO, Ev::Start { node });
         }
-        for (time, node, req) in (self.spec.workload)(decisions, sc) {
+        let base = decisions.set_base(Site::workload());
+        let requests = (self.spec.workload)(decisions, sc);
+        decisions.set_base(base);
+        for (time, node, req) in requests {
             self.push(time, Ev::Request { node, req });
         }
         self.push(heal_at, Ev::HealPhase);
@@ -551,6 +566,10 @@ impl<'s, N: Node> World<'s, N> {
             if let Err(detail) = (a.check)(&view) {
                 return Some(Outcome::OutsideModel { detail: format!("{}: {detail}", a.name) });
             }
+        }
+        let f = N::world_feature(&view);
+        if f != 0 {
+            obs.feature(f);
         }
         let mut violated = None;
         for (i, p) in spec.properties.iter().enumerate() {
@@ -796,7 +815,9 @@ impl<'s, N: Node> World<'s, N> {
         obs: &mut dyn Observer,
     ) {
         if crashed {
+            let base = decisions.set_base(Site::disk(node));
             let outage = faults::outage(self.scenario, decisions);
+            decisions.set_base(base);
             self.crash_node(node, outage, "at a storage call", decisions, obs);
         }
     }
@@ -817,7 +838,9 @@ impl<'s, N: Node> World<'s, N> {
         slot.cancelled.clear();
         let inc = slot.incarnation;
         let pre_crash = self.audit.is_some().then(|| slot.disk.clone());
+        let base = decisions.set_base(Site::disk(node));
         let (state, losses) = slot.disk.crash(self.scenario.disk.contract, decisions);
+        decisions.set_base(base);
         if let Some(d) = outage {
             self.push(self.now + d, Ev::Restart { node, incarnation: inc });
         }
@@ -864,7 +887,11 @@ impl<'s, N: Node> World<'s, N> {
             disk_counts: &mut self.disk_counts,
             faulty,
         };
-        match catch_unwind(AssertUnwindSafe(|| f(n, &mut ctx))) {
+        // Every draw of the handler (node choices, storage faults) is addressed to the node.
+        let base = ctx.decisions.set_base(Site::node(node, 0));
+        let result = catch_unwind(AssertUnwindSafe(|| f(n, &mut ctx)));
+        ctx.decisions.set_base(base);
+        match result {
             Ok(()) => Ok(false),
             Err(p) if p.is::<CrashPoint>() => Ok(true),
             Err(p) => Err(panic_text(node, p)),

@@ -20,7 +20,8 @@
 //! ablation: stabilize and reconcile as one step, false), `initial` (corrected: members of the
 //! initial ideal ring, default r + 1), `gate` (`auto` = successor rule for literal/original and
 //! principal rule for corrected; or `successor`, `principal`, `unguarded`), `swarm` (atomic:
-//! per-segment step-kind weights, true). The first node bootstraps alone for literal/original;
+//! per-segment step-kind weights, true), `ring-feature` (messages: report the ring's shape as a
+//! coverage feature after every event, false; not yet measured against the default). The first node bootstraps alone for literal/original;
 //! corrected starts from an ideal ring whose member set (containing node 0) is drawn by a
 //! decision. In atomic mode the [`weft_core::Scenario`] is not read (`steps` and `failures`
 //! bound the fault phase); message mode uses it (latency, delays, crash rate and budget,
@@ -82,6 +83,9 @@ pub struct Config {
     pub focus: Option<Property>,
     /// Atomic mode: draw a per-run weight profile over step kinds ([`atomic::Profile`]).
     pub swarm: bool,
+    /// Message mode: report the ring's shape as a coverage feature after every event
+    /// ([`message::ChordNode`]'s `world_feature`), not only each replica's own state.
+    pub ring_feature: bool,
 }
 
 impl Config {
@@ -141,9 +145,10 @@ impl Config {
             v => return Err(bad("gate", v, "expected auto, successor, principal or unguarded")),
         };
         let swarm: bool = info.parse_option(spec, "swarm")?;
+        let ring_feature: bool = info.parse_option(spec, "ring-feature")?;
         let focus = spec.property.as_deref().and_then(Property::from_name);
         let rules = Rules { variant, r, ids: ids_min, reuse, fused, gate, max_failures };
-        Ok(Config { rules, mode, ids_min, ids_max, steps, initial, focus, swarm })
+        Ok(Config { rules, mode, ids_min, ids_max, steps, initial, focus, swarm, ring_feature })
     }
 }
 
@@ -219,6 +224,12 @@ const OPTIONS: &[OptionDecl] = &[
         "auto",
         Allowed::Word(&["auto", "successor", "principal", "unguarded"]),
         "failure gate: auto, successor, principal or unguarded",
+    ),
+    OptionDecl::new(
+        "ring-feature",
+        "false",
+        Allowed::Bool,
+        "messages: the ring's shape is a coverage feature",
     ),
 ];
 

@@ -145,6 +145,8 @@ pub struct NodeConfig {
     pub join_window_ms: u64,
     /// Members of the initial state (node 0 alone, or the corrected ideal ring).
     pub initial: u8,
+    /// Report the ring's shape as a coverage feature ([`Config::ring_feature`]).
+    pub ring_feature: bool,
 }
 
 /// One Chord replica in message mode.
@@ -200,7 +202,8 @@ impl ChordNode {
     }
 
     fn arm(&self, tag: u64, ctx: &mut Ctx<'_, Self>) {
-        let ms = 1 + ctx.choose(PERIOD_MS);
+        // One decision stream per (node, timer): zeroing one timer's periods leaves the others.
+        let ms = 1 + ctx.choose_at(tag as u32, PERIOD_MS);
         ctx.set_timer(SimDuration::from_millis(ms), tag);
     }
 
@@ -586,6 +589,18 @@ impl Node for ChordNode {
         weft_core::stable_hash(&(self.id, self.state))
     }
 
+    /// The ring's shape (which nodes form rings and appendages, which properties fail): the
+    /// abstract state Zave's properties are about, which no single replica's state shows.
+    fn world_feature(view: &View<'_, Self>) -> u64 {
+        if !config_of(view).is_some_and(|c| c.ring_feature) {
+            return 0;
+        }
+        match ground_truth(view) {
+            Some((ring, rules)) => props::check(&ring, &rules).1 | 1,
+            None => 0,
+        }
+    }
+
     fn describe(&self) -> String {
         if !self.state.member {
             return if self.ever { "out".into() } else { "not joined".into() };
@@ -835,6 +850,7 @@ pub fn run(
         timeout: SimDuration(2 * rtt + 1_000_000),
         join_window_ms: (scenario.fault_phase.0 / 2_000_000).max(1),
         initial,
+        ring_feature: cfg.ring_feature,
     };
     let mut properties: Vec<weft_sim::Property<ChordNode>> = property_table()
         .into_iter()

@@ -1,0 +1,79 @@
+//! Structure-aware shrink passes: edits that mean something in the run's own terms (a fault, a
+//! link, a timer), one candidate each, tried before the generic zeroing and lowering passes
+//! because one of them often removes what a hundred generic candidates would not. They run
+//! after the span deletions of each round (measured: on the canary, running them first left
+//! seed 18 at 33 decisions; after the deletions, at 26 and every other seed at 23–24).
+//!
+//! | pass | what it tries | sites |
+//! |---|---|---|
+//! | delete a whole fault | one fault opportunity's kind to 0, latest first (its victim and duration are then never drawn) | `fault` |
+//! | shorten a fault | each victim, shape and duration lowered (0, then a binary search) | `fault-detail #k` |
+//! | remove message faults | each drop, duplicate or delay to "deliver", latest first | `message-fault a>b` |
+//! | zero a site | every latency at once, then each site's whole stream at once (one link's latencies, one timer's periods, the workload's jitters) | every other site |
+//!
+//! Each edit is addressed by site, so it changes only what it names: the other faults, links
+//! and timers keep their answers ([`weft_core::Decisions::replay_sited`]). Every candidate goes
+//! through the same acceptance as the generic passes (same failure, no more events, smaller
+//! log), so these passes cannot change the violation's class.
+
+use super::Shrinker;
+use std::collections::BTreeSet;
+use weft_core::{Site, SiteKind};
+
+fn is(kind: SiteKind) -> impl Fn(Site) -> bool {
+    move |s| s.kind() == Some(kind)
+}
+
+impl Shrinker<'_> {
+    /// The coarse structure-aware passes (a few candidates each: one per fault, one per
+    /// site); true if any candidate was accepted.
+    pub(super) fn coarse_passes(&mut self) -> bool {
+        let mut progress = self.zero_each_where(is(SiteKind::FaultKind));
+        progress |= self.zero_sites();
+        progress
+    }
+
+    /// The fine structure-aware passes (one candidate per message fault, a binary search per
+    /// fault detail).
+    pub(super) fn fine_passes(&mut self) -> bool {
+        let mut progress = self.zero_each_where(is(SiteKind::MessageFault));
+        progress |= self.lower_where(is(SiteKind::FaultDetail));
+        progress
+    }
+
+    /// Sets each non-zero value at a site satisfying `at` to 0, one at a time, latest first.
+    fn zero_each_where(&mut self, at: impl Fn(Site) -> bool) -> bool {
+        let mut progress = false;
+        let mut i = self.best.len();
+        while i > 0 && !self.out_of_budget() {
+            i -= 1;
+            if i < self.best.len() && self.best[i] != 0 && at(self.sites[i]) {
+                progress |= self.try_candidate(self.with(i, i + 1, 0));
+            }
+        }
+        progress
+    }
+
+    /// Zeroes every latency at once, then each site's whole stream (fault kinds excepted: a
+    /// whole-fault deletion is the pass above).
+    fn zero_sites(&mut self) -> bool {
+        let mut progress = self.zero_all(is(SiteKind::Latency));
+        let sites: BTreeSet<Site> = self.sites.iter().copied().collect();
+        for site in sites.into_iter().rev() {
+            if self.out_of_budget() {
+                break;
+            }
+            if site != Site::fault_kind() {
+                progress |= self.zero_all(|s| s == site);
+            }
+        }
+        progress
+    }
+
+    /// One candidate: every non-zero value at a site satisfying `at` set to 0.
+    fn zero_all(&mut self, at: impl Fn(Site) -> bool) -> bool {
+        let positions: Vec<usize> =
+            (0..self.best.len()).filter(|&i| self.best[i] != 0 && at(self.sites[i])).collect();
+        !positions.is_empty() && self.try_candidate(self.with_each(positions, 0))
+    }
+}
