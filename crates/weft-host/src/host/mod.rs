@@ -15,6 +15,7 @@ mod busy;
 mod faults;
 mod fds;
 mod files;
+mod history;
 mod local;
 mod pin;
 mod poll;
@@ -358,7 +359,7 @@ pub(crate) fn run(
     if let Some(p) = pin {
         p.restore();
     }
-    let outcome = result?;
+    let outcome = world.judge_history(result?);
     let faults = world.counts.total();
     let report = report(outcome, world.hasher.value(), world.hasher.events(), faults, world.now);
     Ok(RunOutput { report, lines: world.lines, notes: world.notes })
