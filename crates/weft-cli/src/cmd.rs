@@ -14,6 +14,8 @@ use weft_report::{Provenance, Repro, Sizes};
 // New CLI modules live beside this file; declared here so `main.rs` stays as the lead wrote it.
 #[path = "bench.rs"]
 mod bench;
+#[path = "output.rs"]
+mod output;
 #[path = "progress.rs"]
 mod progress;
 
@@ -268,8 +270,12 @@ fn targets() -> Result<Code> {
             let default = if i == 0 { " (default)" } else { "" };
             println!("  --variant {:<12} {}{default}", v.name, v.summary);
         }
-        for o in &info.options {
-            println!("  -o {:<22} {}", format!("{}={}", o.name, o.default), o.summary);
+        for o in &t.options() {
+            let allowed = match o.allowed {
+                weft_core::Allowed::Any => String::new(),
+                a => format!(" ({})", a.describe()),
+            };
+            println!("  -o {:<22} {}{allowed}", format!("{}={}", o.name, o.default), o.summary);
         }
         for p in &info.properties {
             println!("  property {:<28} {:<10} {}", p.name, p.modality.to_string(), p.summary);
@@ -297,7 +303,8 @@ impl TargetArgs {
         self.contract.is_some() || !self.knobs.is_empty()
     }
 
-    /// The runner's default scenario with this command's overrides (`--contract`).
+    /// The runner's default scenario with this command's overrides (`--contract`, then the
+    /// scenario flags of [`crate::run::knobs::ScenarioArgs`]).
     pub(crate) fn scenario(&self, runner: &dyn weft_core::Runner) -> Result<weft_core::Scenario> {
         let mut scenario = runner.default_scenario();
         if let Some(c) = self.contract {
@@ -333,6 +340,7 @@ impl TargetArgs {
             options,
             property: self.property.clone(),
         };
+        weft_core::check_spec(target.as_ref(), &spec)?;
         Ok((target, spec))
     }
 }
@@ -374,6 +382,30 @@ fn sizes(decisions: usize, report: &weft_core::RunReport) -> Sizes {
 
 fn show_sizes(s: &Sizes) -> String {
     format!("{} decisions, {} events, {} faults", s.decisions, s.events, s.faults)
+}
+
+/// Why a shrink stopped before its fixpoint, for the `shrunk in N runs…` line.
+fn shrink_note(shrunk: &weft_explore::Shrunk) -> &'static str {
+    if shrunk.complete {
+        ""
+    } else if progress::was_interrupted() {
+        " (interrupted: best so far)"
+    } else {
+        " (budget reached: best so far)"
+    }
+}
+
+/// Reads a repro file (size-bounded; its scenario checked by the reader) and checks its spec
+/// against the target's declared variants, options and properties.
+fn open_repro(
+    path: &Path,
+    exec: &crate::run::process::ExecArgs,
+) -> Result<(Repro, Box<dyn weft_core::Target>)> {
+    let repro = crate::run::process::open_repro(path, exec)?;
+    let shown = path.display();
+    let target = registry::find(&repro.spec.target).with_context(|| format!("{shown}"))?;
+    weft_core::check_spec(target.as_ref(), &repro.spec).with_context(|| format!("{shown}"))?;
+    Ok((repro, target))
 }
 
 /// A shrunk repro goes beside the original: `x.json` → `x-shrunk.json`.
@@ -427,9 +459,14 @@ fn shrink_repro(
 }
 
 fn explore(a: ExploreArgs) -> Result<Code> {
+    if a.runs == Some(0) || a.time == Some(std::time::Duration::ZERO) {
+        bail!("an empty budget checks nothing: give --runs 1 or more, or a --time above 0s");
+    }
     let (target, spec) = a.target.spec()?;
     let spec = crate::run::process::resolve(spec, &a.out)?;
     let runner = target.prepare(&spec)?;
+    // Before the first run: a violation found must have somewhere to go.
+    output::prepare_dir(&a.out)?;
     let scenario = a.target.scenario(runner.as_ref())?;
     let runs = match (a.runs, a.time) {
         (Some(n), _) => Some(n),
@@ -463,7 +500,8 @@ fn explore(a: ExploreArgs) -> Result<Code> {
     ));
     let base = if strategy == Strategy::Swarm { "base scenario" } else { "scenario" };
     out.line(format!("  {base} {}", serde_json::to_string(&opts.scenario)?));
-    let show = Show::auto(a.quiet || a.json);
+    // Progress is drawn on stderr, so it stays with --json (stdout carries only the summary).
+    let show = Show::auto(a.quiet);
     let control = CliControl::new(a.time, runs, show, "runs");
     let result = weft_explore::run_campaign(runner.as_ref(), &opts, &control);
     control.finish();
@@ -550,6 +588,9 @@ fn explore(a: ExploreArgs) -> Result<Code> {
             out.line(format!("interrupted: no violation found in {} runs", result.runs));
             return finish(Code::Interrupted, summary);
         }
+        if result.runs == 0 {
+            bail!("the --time budget allowed no run: nothing was checked (give more time)");
+        }
         out.line(format!("no violation found in {} runs", result.runs));
         return finish(Code::Ok, summary);
     };
@@ -572,12 +613,17 @@ fn explore(a: ExploreArgs) -> Result<Code> {
         events: found.report.events,
         faults: found.report.faults,
     };
-    let path = a.out.join(format!(
-        "{}-{}-seed{}-run{}.json",
-        spec.target, spec.variant, a.seed, found.run_index
-    ));
-    // Written before shrinking, so an interrupted or failed shrink loses nothing.
-    repro.write(&path)?;
+    let path = output::campaign_file(
+        &a.out,
+        &spec,
+        &opts.scenario,
+        strategy.name(),
+        a.seed,
+        found.run_index,
+    );
+    // Written before shrinking, so an interrupted or failed shrink loses nothing; if it cannot
+    // be written, the violation line and the run's seed below still say how to find it again.
+    let written = output::write_new(&repro, &path);
     out.line(format!("VIOLATION {}", found.report.outcome));
     out.line(format!(
         "  run {} (seed {:#x}): {} events, {} faults, {} decisions, trace hash {:016x}",
@@ -591,6 +637,7 @@ fn explore(a: ExploreArgs) -> Result<Code> {
     if strategy == Strategy::Swarm {
         out.line(format!("  run scenario {}", serde_json::to_string(&found.scenario.rates)?));
     }
+    let path = written?;
     out.line(format!("  repro: {}", path.display()));
     let before = sizes(found.decisions.len(), &found.report);
     summary["violation"] = json!({
@@ -605,13 +652,12 @@ fn explore(a: ExploreArgs) -> Result<Code> {
     if !a.no_shrink {
         match shrink_repro(runner.as_ref(), None, &repro, a.shrink.shrink_budget, show) {
             Ok((small, shrunk)) => {
-                let spath = shrunk_path(&path);
-                small.write(&spath)?;
+                let spath = output::write_new(&small, &shrunk_path(&path))?;
                 let after = sizes(small.decisions.len(), &shrunk.report);
                 out.line(format!(
                     "  shrunk in {} runs{}: {} -> {}",
                     shrunk.runs,
-                    if shrunk.complete { "" } else { " (budget reached: best so far)" },
+                    shrink_note(&shrunk),
                     show_sizes(&before),
                     show_sizes(&after)
                 ));
@@ -631,13 +677,17 @@ fn explore(a: ExploreArgs) -> Result<Code> {
 }
 
 fn shrink(a: ShrinkArgs) -> Result<Code> {
-    let repro = crate::run::process::open_repro(&a.path, &a.exec)?;
-    let target = registry::find(&repro.spec.target)?;
+    let (repro, target) = open_repro(&a.path, &a.exec)?;
     let runner = target.prepare(&repro.spec)?;
     let reference = match &a.passing_on {
         Some(v) => Some(target.prepare(&RunSpec { variant: v.clone(), ..repro.spec.clone() })?),
         None => None,
     };
+    let out = a.out.clone().unwrap_or_else(|| shrunk_path(&a.path));
+    // Before shrinking: the result must have somewhere to go.
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        output::prepare_dir(dir)?;
+    }
     print!("weft shrink {} ({})", a.path.display(), describe_spec(&repro.spec));
     match &a.passing_on {
         Some(v) => println!(", keeping it passing on `{v}`"),
@@ -656,14 +706,13 @@ fn shrink(a: ShrinkArgs) -> Result<Code> {
                 return Ok(Code::Diverged);
             }
         };
-    let out = a.out.unwrap_or_else(|| shrunk_path(&a.path));
-    small.write(&out)?;
+    let out = output::write_new(&small, &out)?;
     let before = repro_sizes(&repro);
     println!("  outcome: {}", small.outcome);
     println!(
         "  shrunk in {} runs{}: {} -> {}",
         shrunk.runs,
-        if shrunk.complete { "" } else { " (budget reached: best so far)" },
+        shrink_note(&shrunk),
         show_sizes(&before),
         show_sizes(&sizes(small.decisions.len(), &shrunk.report))
     );
@@ -672,8 +721,7 @@ fn shrink(a: ShrinkArgs) -> Result<Code> {
 }
 
 fn show(a: ShowArgs) -> Result<Code> {
-    let repro = crate::run::process::open_repro(&a.path, &a.exec)?;
-    let target = registry::find(&repro.spec.target)?;
+    let (repro, target) = open_repro(&a.path, &a.exec)?;
     let runner = target.prepare(&repro.spec)?;
     let r = weft_explore::replay(runner.as_ref(), &repro.scenario, &repro.decisions, true);
     let diverged = r.report.trace_hash != repro.trace_hash || r.report.outcome != repro.outcome;
@@ -724,8 +772,7 @@ fn show(a: ShowArgs) -> Result<Code> {
 }
 
 fn replay(a: ReplayArgs) -> Result<Code> {
-    let repro = crate::run::process::open_repro(&a.path, &a.exec)?;
-    let target = registry::find(&repro.spec.target)?;
+    let (repro, target) = open_repro(&a.path, &a.exec)?;
     if let Some(variant) = &a.variant {
         return replay_on_variant(&a, &repro, target.as_ref(), variant);
     }
@@ -792,6 +839,9 @@ fn replay_on_variant(
 }
 
 fn check_determinism(a: DeterminismArgs) -> Result<Code> {
+    if a.seeds == 0 {
+        bail!("--seeds 0 checks nothing: give --seeds 1 or more");
+    }
     let (target, spec) = a.target.spec()?;
     let runner = target.prepare(&spec)?;
     let scenario = a.target.scenario(runner.as_ref())?;
@@ -813,8 +863,7 @@ fn check_determinism(a: DeterminismArgs) -> Result<Code> {
 }
 
 fn explain_crash(a: ExplainArgs) -> Result<Code> {
-    let repro = crate::run::process::open_repro(&a.path, &a.exec)?;
-    let target = registry::find(&repro.spec.target)?;
+    let (repro, target) = open_repro(&a.path, &a.exec)?;
     let runner = target.prepare(&repro.spec)?;
     let recorded = repro.scenario.disk.contract;
     let r = weft_explore::replay(runner.as_ref(), &repro.scenario, &repro.decisions, true);

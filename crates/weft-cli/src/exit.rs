@@ -4,8 +4,8 @@
 //! | code | meaning |
 //! |---|---|
 //! | 0 | success: no violation within the budget; replay of a passing run passed; all seeds deterministic |
-//! | 1 | a violation was found (`explore`), or reproduced (`replay`) |
-//! | 2 | usage or input error: bad flag, unknown target/variant/option/property, malformed or truncated repro |
+//! | 1 | a violation was found (`explore`), or reproduced (`replay`); includes `target_crashed` and `resource_limit` |
+//! | 2 | usage or input error: bad flag, unknown target/variant/option/property, malformed or truncated repro or cluster file, a missing / non-ELF program, a changed binary, a `process` repro without `--allow-exec` |
 //! | 3 | divergence: a replay did not reproduce the recorded run, or `check-determinism` found two runs of one seed that differ |
 //! | 4 | unsupported: the target did something weft cannot simulate faithfully |
 //! | 70 | internal error: a bug in weft |

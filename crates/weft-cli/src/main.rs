@@ -2,6 +2,10 @@
 //! per subcommand. It is the only part of weft that reads the wall clock (for budgets and
 //! progress), the environment and stdout/stderr. Exit codes are documented in [`exit`].
 
+// First, so its `println!`-family macros (which survive a closed pipe) are the ones every
+// later module uses.
+#[macro_use]
+mod console;
 mod cmd;
 mod eval;
 mod exit;
@@ -32,11 +36,13 @@ fn main() -> ExitCode {
     match std::panic::catch_unwind(|| cmd::dispatch(cli)) {
         Ok(Ok(code)) => code.into(),
         Ok(Err(e)) => {
-            eprintln!("weft: error: {e:#}");
+            // One line, whatever a file or flag put into the message.
+            eprintln!("weft: error: {}", console::one_line(&format!("{e:#}"), 2000));
             exit::Code::Input.into()
         }
         Err(_) => {
             let msg = exit::LAST_PANIC.with(|p| p.borrow().clone());
+            let msg = console::one_line(&msg, 2000);
             eprintln!("weft: internal error (a bug in weft, please report it): {msg}");
             exit::Code::Internal.into()
         }

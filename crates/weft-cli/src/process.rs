@@ -40,29 +40,42 @@ pub fn resolve(mut spec: RunSpec, out: &Path) -> Result<RunSpec> {
     Ok(weft_host::ProcessTarget.resolve(&spec)?)
 }
 
-/// One program a repro would run: group, path, recorded hash, arguments.
+/// One program a repro would run (or load: the shim): group, path, recorded hash, arguments,
+/// environment.
 struct Named {
     group: String,
     program: PathBuf,
     hash: Option<u64>,
     args: Vec<String>,
+    env: Vec<(String, String)>,
+}
+
+impl Named {
+    /// Whether naming the program allows it: not when its environment asks the dynamic
+    /// loader to load more code (`LD_*`), which only --allow-exec accepts.
+    fn nameable(&self) -> bool {
+        !self.env.iter().any(|(k, _)| k.starts_with("LD_"))
+    }
 }
 
 fn named(spec: &RunSpec) -> Result<Vec<Named>> {
     let opt = |k: &str| spec.options.get(k).map(String::as_str).unwrap_or("");
+    let mut named = Vec::new();
+    if !opt("shim").is_empty() {
+        let (program, args, env) = (opt("shim").into(), Vec::new(), Vec::new());
+        named.push(Named { group: "shim".into(), program, hash: None, args, env });
+    }
     if !opt("cluster_json").is_empty() {
         let cluster =
             weft_host::Cluster::from_json(opt("cluster_json")).map_err(anyhow::Error::msg)?;
-        return Ok(cluster
-            .groups
-            .into_iter()
-            .map(|g| Named {
-                group: g.name,
-                program: g.program,
-                hash: g.program_hash,
-                args: g.args,
-            })
-            .collect());
+        named.extend(cluster.groups.into_iter().map(|g| Named {
+            group: g.name,
+            program: g.program,
+            hash: g.program_hash,
+            args: g.args,
+            env: g.env.into_iter().collect(),
+        }));
+        return Ok(named);
     }
     if !opt("cluster").is_empty() {
         bail!(
@@ -70,12 +83,14 @@ fn named(spec: &RunSpec) -> Result<Vec<Named>> {
             opt("cluster")
         );
     }
-    Ok(vec![Named {
+    named.push(Named {
         group: "node".into(),
         program: opt("program").into(),
         hash: None,
         args: weft_host::split_args(opt("args")),
-    }])
+        env: Vec::new(),
+    });
+    Ok(named)
 }
 
 /// Reads the repro at `path`. A `process` repro's programs are listed on stdout and must be
@@ -90,12 +105,15 @@ pub fn open_repro(path: &Path, exec: &ExecArgs) -> Result<Repro> {
     for n in &programs {
         let hash = n.hash.map(|h| format!("{h:016x}")).unwrap_or_else(|| "not recorded".into());
         println!("  {}: {} (hash {hash}) args {:?}", n.group, n.program.display(), n.args);
+        if !n.env.is_empty() {
+            println!("    env {:?}", n.env);
+        }
     }
     let allowed: Vec<PathBuf> =
         exec.allow_program.iter().filter_map(|p| p.canonicalize().ok()).collect();
     let unnamed: Vec<String> = programs
         .iter()
-        .filter(|n| !exec.allow_exec && !allowed.contains(&n.program))
+        .filter(|n| !(exec.allow_exec || n.nameable() && allowed.contains(&n.program)))
         .map(|n| n.program.display().to_string())
         .collect();
     if !unnamed.is_empty() {

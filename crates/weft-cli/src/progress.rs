@@ -1,9 +1,11 @@
-//! The CLI side of a campaign: wall-clock budgets, Ctrl-C and progress display. The explorer
-//! reads no clock; it asks [`CliControl`] whether to stop and hands it progress counts.
+//! The CLI side of a campaign: wall-clock budgets, Ctrl-C (and SIGTERM, SIGHUP) and progress
+//! display. The explorer reads no clock; it asks [`CliControl`] whether to stop and hands it
+//! progress counts.
 //!
 //! On an interactive terminal progress is an indicatif bar on stderr (runs done, runs/s,
 //! events/s, distinct features, violations, time left); otherwise a plain line on stderr every
-//! two seconds, so logs of CI runs stay readable. Nothing is drawn with `--json` or `--quiet`.
+//! two seconds, so logs of CI runs stay readable. `--json` keeps it (stdout carries only the
+//! summary); nothing is drawn with `--quiet`.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -12,8 +14,11 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 use weft_explore::{Control, Progress};
 
-/// Set by the Ctrl-C handler, installed once per process and shared by every phase (campaign,
-/// shrinking), so an interrupt during a campaign also cuts its shrinking short.
+/// Set by the interrupt handler, installed once per process and shared by every phase
+/// (campaign, shrinking), so an interrupt during a campaign also cuts its shrinking short.
+/// SIGTERM and SIGHUP count as Ctrl-C (ctrlc's `termination` feature): a campaign stops with
+/// its repros on disk and exits 130 (or 1 after a violation), and `weft shrink` writes its
+/// best result so far, where an unhandled SIGTERM used to kill it (exit 143) and lose it.
 fn interrupted() -> &'static AtomicBool {
     static FLAG: OnceLock<&'static AtomicBool> = OnceLock::new();
     FLAG.get_or_init(|| {

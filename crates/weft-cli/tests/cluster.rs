@@ -126,6 +126,29 @@ fn a_repro_runs_only_allowed_and_unchanged_programs() {
     let both = ["replay", "r.json", "--allow-program", "server", "--allow-program", "./client"];
     let r = weft_in(&dir, &both);
     assert_eq!(r.status.code(), Some(0), "both named on the command line: {}", text(&r));
+    // A repro that would preload a library, through the shim option or a group's environment,
+    // needs --allow-exec even when its programs are named.
+    let mut repro: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap();
+    repro["spec"]["options"]["shim"] = "/tmp/evil.so".into();
+    std::fs::write(dir.join("shim.json"), repro.to_string()).unwrap();
+    let named = ["replay", "shim.json", "--allow-program", "server", "--allow-program", "./client"];
+    let r = weft_in(&dir, &named);
+    assert_eq!(r.status.code(), Some(2), "{}", text(&r));
+    assert!(stderr_line(&r).contains("/tmp/evil.so"));
+    let options = repro["spec"]["options"].as_object_mut().unwrap();
+    options.remove("shim");
+    let json = options["cluster_json"].as_str().unwrap().replace(
+        "\"env\":{\"GREETING\":\"hi\"}",
+        "\"env\":{\"GREETING\":\"hi\",\"LD_PRELOAD\":\"/tmp/evil.so\"}",
+    );
+    assert!(json.contains("LD_PRELOAD"));
+    options.insert("cluster_json".into(), json.into());
+    std::fs::write(dir.join("env.json"), repro.to_string()).unwrap();
+    let named = ["replay", "env.json", "--allow-program", "server", "--allow-program", "./client"];
+    let r = weft_in(&dir, &named);
+    assert_eq!(r.status.code(), Some(2), "{}", text(&r));
+    assert!(String::from_utf8_lossy(&r.stdout).contains("LD_PRELOAD"), "the env is listed");
     compile("client", &client, &["-O2", "-DCHANGED"]);
     let r = weft_in(&dir, &["replay", "--allow-exec", "r.json"]);
     assert_eq!(r.status.code(), Some(2), "a changed binary is refused: {}", text(&r));
@@ -167,6 +190,24 @@ fn a_malformed_cluster_file_is_an_input_error_naming_the_field() {
     let o = weft_in(&dir, &["run", "--cluster", "missing.toml"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(stderr_line(&o).contains("missing.toml"));
+}
+
+#[test]
+fn each_group_has_its_own_expected_exit_statuses() {
+    let dir = folder("exits");
+    let file = |codes: &str| {
+        format!(
+            "[[group]]\nname = \"f\"\nprogram = \"/bin/false\"\nexit_codes = {codes}\n\
+             [[group]]\nname = \"t\"\nprogram = \"/bin/true\"\n"
+        )
+    };
+    std::fs::write(dir.join("ok.toml"), file("[1]")).unwrap();
+    std::fs::write(dir.join("bad.toml"), file("[0]")).unwrap();
+    let o = weft_in(&dir, &["run", "--cluster", "ok.toml"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = weft_in(&dir, &["run", "--cluster", "bad.toml"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("target crashed: node 0 exited with status 1"), "{}", text(&o));
 }
 
 fn faults(o: &Output) -> u64 {

@@ -52,8 +52,16 @@ fn explore_writes_the_unshrunk_then_a_shrunk_repro_and_both_replay() {
     ]);
     let out = text(&o);
     assert_eq!(code(&o), 1, "{out}");
-    let full = d.join("primary-backup-buggy-seed1-run0.json");
-    let small = d.join("primary-backup-buggy-seed1-run0-shrunk.json");
+    // DIR/TARGET-VARIANT-seedS-runI-HASH.json, HASH naming the campaign (see output.rs).
+    let named = |prefix: &str| {
+        let line = out.lines().find_map(|l| l.strip_prefix(prefix)).expect(prefix);
+        PathBuf::from(line)
+    };
+    let full = named("  repro: ");
+    let small = named("  shrunk repro: ");
+    let name = full.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.starts_with("primary-backup-buggy-seed1-run0-") && name.len() == 45, "{name}");
+    assert_eq!(small, d.join(name.replace(".json", "-shrunk.json")));
     assert!(
         out.lines().last().unwrap().ends_with(&format!("weft replay {}", small.display())),
         "{out}"

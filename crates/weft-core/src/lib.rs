@@ -7,6 +7,7 @@
 pub mod decisions;
 pub mod hash;
 pub mod knobs;
+pub mod options;
 pub mod outcome;
 pub mod rng;
 pub mod scenario;
@@ -16,9 +17,10 @@ pub mod time;
 pub use decisions::Decisions;
 pub use hash::{hash_debug, stable_hash, StableHasher};
 pub use knobs::{KnobError, FAULT_KINDS, KNOBS};
+pub use options::{check_options, check_spec, Allowed, OptionDecl};
 pub use outcome::{Modality, Outcome};
 pub use rng::{derive_seed, Ratio, Rng};
-pub use scenario::{Contract, DiskConfig, FaultBudget, FaultRates, Scenario};
+pub use scenario::{Contract, DiskConfig, FaultBudget, FaultRates, Scenario, ScenarioError};
 pub use target::{
     ConfigError, Event, EventKind, Flow, NullObserver, Observer, OptionInfo, PropertyInfo,
     Recorder, RunReport, RunSpec, Runner, Target, TargetInfo, TraceHasher, VariantInfo,

@@ -186,7 +186,99 @@ impl Default for Scenario {
     }
 }
 
+/// A scenario field outside its allowed range (read from a repro file, most likely).
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("`scenario.{field}` is {value}; allowed: {allowed}")]
+pub struct ScenarioError {
+    /// The field's path below `scenario` (`rates.crash.den`).
+    pub field: String,
+    pub value: String,
+    pub allowed: String,
+}
+
+/// Longest latency, extra delay or outage a scenario may ask for.
+pub const MAX_LATENCY: SimDuration = SimDuration::from_secs(3600);
+/// Longest fault or heal phase.
+pub const MAX_PHASE: SimDuration = SimDuration::from_secs(3600);
+/// Most events one run may be allowed (5x the default budget; a recorded timeline of a run
+/// this long stays within a few hundred MB).
+pub const MAX_EVENTS: u64 = 1_000_000;
+/// Largest unit of loss of a simulated disk.
+pub const MAX_BLOCK_SIZE: u32 = 1 << 20;
+
 impl Scenario {
+    /// Checks the invariants the kernel relies on (ratios with `den > 0` and `num <= den`,
+    /// `latency_min <= latency_max`, a block size above 0) and the bounds that keep one run's
+    /// time and memory sane. The error names the field, its value and the allowed range.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        let bad = |field: &str, value: String, allowed: String| {
+            Err(ScenarioError { field: field.into(), value, allowed })
+        };
+        let durations = [
+            ("latency_min", self.latency_min, MAX_LATENCY),
+            ("latency_max", self.latency_max, MAX_LATENCY),
+            ("delay_max", self.delay_max, MAX_LATENCY),
+            ("outage_max", self.outage_max, MAX_LATENCY),
+            ("fault_phase", self.fault_phase, MAX_PHASE),
+            ("heal_phase", self.heal_phase, MAX_PHASE),
+        ];
+        for (field, d, max) in durations {
+            if d > max {
+                return bad(field, d.0.to_string(), format!("0..={} (ns, {max})", max.0));
+            }
+        }
+        if self.latency_min > self.latency_max {
+            return bad(
+                "latency_min",
+                self.latency_min.0.to_string(),
+                format!("0..=latency_max ({})", self.latency_max.0),
+            );
+        }
+        if !(1..=MAX_EVENTS).contains(&self.max_events) {
+            return bad("max_events", self.max_events.to_string(), format!("1..={MAX_EVENTS}"));
+        }
+        for (field, r) in self.ratios() {
+            if r.den == 0 {
+                return bad(&format!("{field}.den"), "0".into(), format!("1..={}", u32::MAX));
+            }
+            if r.num > r.den {
+                return bad(
+                    &format!("{field}.num"),
+                    r.num.to_string(),
+                    format!("0..=den ({})", r.den),
+                );
+            }
+        }
+        if !(1..=MAX_BLOCK_SIZE).contains(&self.disk.block_size) {
+            return bad(
+                "disk.block_size",
+                self.disk.block_size.to_string(),
+                format!("1..={MAX_BLOCK_SIZE}"),
+            );
+        }
+        Ok(())
+    }
+
+    /// Every probability of the scenario, with its field path.
+    fn ratios(&self) -> [(&'static str, Ratio); 13] {
+        let (r, d) = (&self.rates, &self.disk);
+        [
+            ("rates.drop", r.drop),
+            ("rates.duplicate", r.duplicate),
+            ("rates.delay", r.delay),
+            ("rates.crash", r.crash),
+            ("rates.pause", r.pause),
+            ("rates.partition", r.partition),
+            ("disk.crash_at_call", d.crash_at_call),
+            ("disk.eio", d.eio),
+            ("disk.enospc", d.enospc),
+            ("disk.fsync_drops_pages", d.fsync_drops_pages),
+            ("disk.corrupt_read", d.corrupt_read),
+            ("disk.latent_error", d.latent_error),
+            ("disk.misdirect", d.misdirect),
+        ]
+    }
+
     /// A scenario with no faults at all (for determinism checks and baselines).
     pub fn calm() -> Scenario {
         Scenario {
@@ -200,5 +292,32 @@ impl Scenario {
             },
             ..Scenario::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_defaults_are_valid_and_each_broken_invariant_is_named() {
+        Scenario::default().validate().unwrap();
+        Scenario::calm().validate().unwrap();
+        let check = |edit: fn(&mut Scenario), field: &str| {
+            let mut s = Scenario::default();
+            edit(&mut s);
+            let err = s.validate().unwrap_err();
+            assert_eq!(err.field, field, "{err}");
+        };
+        check(|s| s.rates.crash.den = 0, "rates.crash.den");
+        check(|s| s.rates.drop.num = 51, "rates.drop.num");
+        check(|s| s.disk.misdirect = Ratio { num: 0, den: 0 }, "disk.misdirect.den");
+        check(|s| s.disk.block_size = 0, "disk.block_size");
+        check(|s| s.latency_min = SimDuration::from_secs(1), "latency_min");
+        check(|s| s.heal_phase = SimDuration(u64::MAX), "heal_phase");
+        check(|s| s.max_events = 0, "max_events");
+        check(|s| s.max_events = u64::MAX, "max_events");
+        let err = Scenario { max_events: 0, ..Scenario::default() }.validate().unwrap_err();
+        assert_eq!(err.to_string(), "`scenario.max_events` is 0; allowed: 1..=1000000");
     }
 }

@@ -8,6 +8,7 @@
 
 use crate::decisions::Decisions;
 use crate::hash::StableHasher;
+use crate::options::{Allowed, OptionDecl};
 use crate::outcome::{Modality, Outcome};
 use crate::scenario::Scenario;
 use crate::time::SimTime;
@@ -75,8 +76,22 @@ pub enum ConfigError {
 
 impl ConfigError {
     /// Option `option` has the unusable value `value`, for `reason` ("expected …").
+    /// A value longer than 60 characters is shown shortened: it came from the command line or
+    /// a file, and the error must stay one readable line.
     pub fn bad_option(option: &str, value: &str, reason: &str) -> ConfigError {
-        ConfigError::BadOption { option: option.into(), value: value.into(), reason: reason.into() }
+        ConfigError::BadOption {
+            option: option.into(),
+            value: shorten(value),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// `text`, cut to at most 60 characters (with `…` when cut).
+pub fn shorten(text: &str) -> String {
+    match text.char_indices().nth(60) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
     }
 }
 
@@ -144,6 +159,16 @@ impl TargetInfo {
 /// A built-in target.
 pub trait Target: Send + Sync {
     fn info(&self) -> TargetInfo;
+    /// The options with the values each allows ([`crate::options`]), which `prepare`, the CLI
+    /// and the repro reader check through [`crate::options::check_spec`]. The default
+    /// declares `info()`'s options as [`Allowed::Any`] (the target checks values itself).
+    fn options(&self) -> Vec<OptionDecl> {
+        let options = self.info().options;
+        options
+            .iter()
+            .map(|o| OptionDecl::new(o.name, o.default, Allowed::Any, o.summary))
+            .collect()
+    }
     /// Validates the spec and builds a runner for it.
     fn prepare(&self, spec: &RunSpec) -> Result<Box<dyn Runner>, ConfigError>;
 }

@@ -145,8 +145,9 @@ impl Cluster {
             let msg = e.message().replace('\n', " ");
             format!("cluster file {shown}{}: {}", at.unwrap_or_default(), msg.trim())
         })?;
-        let base = path.parent().unwrap_or(Path::new("."));
-        Cluster::from_file(doc, base, defaults).map_err(|e| format!("cluster file {shown}: {e}"))
+        let base = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let base = std::path::absolute(base).map_err(|e| format!("cluster file {shown}: {e}"))?;
+        Cluster::from_file(doc, &base, defaults).map_err(|e| format!("cluster file {shown}: {e}"))
     }
 
     fn from_file(doc: FileDoc, base: &Path, defaults: Limits) -> Result<Cluster, String> {
@@ -164,8 +165,11 @@ impl Cluster {
         for (i, g) in doc.group.into_iter().enumerate() {
             let at = |field: &str| format!("group {} (`{}`): field `{field}`", i + 1, g.name);
             let program = base.join(&g.program);
-            let mut group = Group::new(&g.name, program, g.args.clone(), g.count);
-            group.env = g.env.clone();
+            // `{dir}` is the file's folder, fixed now so a repro records an absolute path.
+            let here = |a: &String| a.replace("{dir}", &base.display().to_string());
+            let mut group =
+                Group::new(&g.name, program, g.args.iter().map(here).collect(), g.count);
+            group.env = g.env.iter().map(|(k, v)| (k.clone(), here(v))).collect();
             if let Some(s) = &g.start {
                 group.start = SimDuration::parse(s).ok_or_else(|| {
                     format!("{}: `{s}` is not a duration like 500ms", at("start"))
@@ -328,7 +332,7 @@ fault_phase = "3s"
 [[group]]
 name = "server"
 program = "/bin/true"
-args = ["{id}", "{peers:server}"]
+args = ["{id}", "{peers:server}", "{dir}/x.conf"]
 count = 3
 [[group]]
 name = "client"
@@ -346,6 +350,9 @@ env = { A = "b" }
         assert_eq!(c.groups[1].start, SimDuration::from_millis(100));
         assert_eq!(c.groups[1].limits.cpu_secs, 2);
         assert_eq!(c.groups[1].env["A"], "b");
+        let dir = std::path::absolute(std::env::temp_dir()).unwrap();
+        assert!(c.groups[0].args[2].starts_with(dir.to_str().unwrap()), "{:?}", c.groups[0].args);
+        assert!(c.groups[0].args[2].ends_with("/x.conf"));
         assert_eq!(c.settings["time_limit"], "5s");
         assert_eq!(c.scenario[0].0, "faults");
         let s = c.apply_scenario(Scenario::calm()).unwrap();

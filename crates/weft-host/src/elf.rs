@@ -96,7 +96,9 @@ pub fn check_program(path: &Path) -> Result<std::path::PathBuf, String> {
     if !(head[..n].starts_with(b"#!") || head[..n] == *b"\x7fELF") {
         return Err(format!("program {shown} is not an ELF executable or a #! script"));
     }
-    std::fs::canonicalize(path).map_err(|e| format!("program {shown}: {e}"))
+    // Absolute, but the name as given: programs dispatch on argv[0] (Debian's redis-server and
+    // redis-sentinel are symlinks to redis-check-rdb, which behaves by the name it was run as).
+    std::path::absolute(path).map_err(|e| format!("program {shown}: {e}"))
 }
 
 /// A stable 64-bit hash of the program's bytes (weft-core's `StableHasher`), which a repro

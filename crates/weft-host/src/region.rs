@@ -83,6 +83,7 @@ impl Region {
             (*s).op = 0;
             (*s).ret = 0;
             (*s).len = 0;
+            (*s).nsig = 0;
         }
     }
 }

@@ -105,7 +105,7 @@ pub(crate) fn over_limit(pid: libc::pid_t, status: i32, limits: &Limits) -> Opti
     let rss = usage.max_rss_kib.saturating_mul(1024);
     if limits.memory_bytes > 0 && rss.saturating_mul(4) >= limits.memory_bytes.saturating_mul(3) {
         let how = match signal {
-            Some(sig) => format!("was killed by signal {sig}"),
+            Some(sig) => format!("was killed by {}", signal_name(sig)),
             None => format!("exited with status {}", libc::WEXITSTATUS(status)),
         };
         return Some(format!(
@@ -115,6 +115,16 @@ pub(crate) fn over_limit(pid: libc::pid_t, status: i32, limits: &Limits) -> Opti
         ));
     }
     None
+}
+
+fn signal_name(sig: i32) -> String {
+    match sig {
+        libc::SIGSEGV => "SIGSEGV".into(),
+        libc::SIGBUS => "SIGBUS".into(),
+        libc::SIGABRT => "SIGABRT".into(),
+        libc::SIGKILL => "SIGKILL".into(),
+        _ => format!("signal {sig}"),
+    }
 }
 
 /// Whether processes can get their own user and network namespaces here: probed once by

@@ -288,6 +288,11 @@ pub struct ProcessRunner {
 }
 
 impl ProcessRunner {
+    /// A runner for a configuration built in code (no cluster file): the default scenario.
+    pub fn new(cfg: HostConfig) -> ProcessRunner {
+        ProcessRunner { cfg, scenario: Scenario::default() }
+    }
+
     pub fn config(&self) -> &HostConfig {
         &self.cfg
     }

@@ -49,3 +49,27 @@ pub(crate) fn claim(cfg: &HostConfig) -> io::Result<(HostConfig, RunDir)> {
     run.run_dir = Some(dir);
     Ok((run, claim))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn concurrent_runs_get_their_own_fresh_slots() {
+        let base = std::env::temp_dir().join(format!("weft-workdir-test-{}", std::process::id()));
+        let mut cfg = HostConfig::new("/bin/true", Vec::new(), 2);
+        cfg.work_dir = Some(base.clone());
+        let (a, held_a) = claim(&cfg).unwrap();
+        let (b, held_b) = claim(&cfg).unwrap();
+        assert_eq!(a.run_dir, Some(base.join("slot0")));
+        assert_eq!(b.run_dir, Some(base.join("slot1")));
+        std::fs::write(base.join("slot0/n1/left-over"), "x").unwrap();
+        drop(held_a);
+        let (c, _held_c) = claim(&cfg).unwrap();
+        assert_eq!(c.run_dir, Some(base.join("slot0")), "a released slot is reused");
+        assert!(!base.join("slot0/n1/left-over").exists(), "and emptied");
+        assert!(base.join("slot0/n1").is_dir() && base.join("slot1/n0").is_dir());
+        drop(held_b);
+        let _ = std::fs::remove_dir_all(&base);
+    }
+}

@@ -123,10 +123,10 @@ fn crashes_bad_exits_hangs_and_deadlocks_are_outcomes() {
     // A busy wait on the clock is not a hang: modelled call latency moves virtual time.
     let spin = kind("spin");
     assert_eq!(spin, Outcome::Pass, "a clock loop ends once the second has turned");
-    let system = kind("system");
+    let popen = kind("popen");
     assert!(
-        matches!(&system, Outcome::Unsupported { detail } if detail.contains("system()")),
-        "{system:?}"
+        matches!(&popen, Outcome::Unsupported { detail } if detail.contains("popen()")),
+        "{popen:?}"
     );
     let block = kind("block");
     assert!(

@@ -8,4 +8,7 @@ pub mod repro;
 pub mod shiviz;
 pub mod timeline;
 
-pub use repro::{Provenance, Repro, ReproError, Sizes, FORMAT, FORMAT_VERSION};
+pub use repro::{
+    temp_path, Provenance, Repro, ReproError, Sizes, FORMAT, FORMAT_VERSION, MAX_DECISIONS,
+    MAX_FILE_BYTES,
+};

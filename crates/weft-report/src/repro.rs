@@ -11,6 +11,12 @@ use weft_core::{Outcome, RunSpec, Scenario};
 
 pub const FORMAT: &str = "weft-repro";
 pub const FORMAT_VERSION: u32 = 1;
+/// Largest repro file weft reads (checked before reading, and while reading, so `/dev/zero`
+/// or a runaway file costs at most this much memory).
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
+/// Most decisions a repro may hold (80 MB as a list; a run of [`weft_core::scenario::MAX_EVENTS`]
+/// events draws far fewer).
+pub const MAX_DECISIONS: usize = 10_000_000;
 
 /// Where a run came from within a campaign (informational; replay does not need it).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -56,6 +62,10 @@ pub struct Repro {
 pub enum ReproError {
     #[error("cannot read {path}")]
     Io { path: String, source: std::io::Error },
+    #[error("cannot write {path}")]
+    Write { path: String, source: std::io::Error },
+    #[error("{path} is larger than {MAX_FILE_BYTES} bytes, too large for a repro file")]
+    TooLarge { path: String },
     #[error("{path} is not a valid weft repro file: {reason}")]
     Malformed { path: String, reason: String },
     #[error("{path} has repro format version {found}; this weft reads version {FORMAT_VERSION}")]
@@ -65,8 +75,7 @@ pub enum ReproError {
 impl Repro {
     pub fn read(path: &Path) -> Result<Repro, ReproError> {
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| ReproError::Io { path: shown.clone(), source })?;
+        let text = read_bounded(path, &shown)?;
         Repro::parse(&text).map_err(|e| match e {
             ReproError::Malformed { reason, .. } => ReproError::Malformed { path: shown, reason },
             ReproError::Version { found, .. } => ReproError::Version { path: shown, found },
@@ -82,11 +91,19 @@ impl Repro {
         if value.get("format").and_then(|f| f.as_str()) != Some(FORMAT) {
             return Err(malformed(format!("missing \"format\": \"{FORMAT}\"")));
         }
-        let found = value.get("format_version").and_then(|v| v.as_u64()).unwrap_or(0) as u32;
-        if found != FORMAT_VERSION {
+        let found = match value.get("format_version") {
+            None => return Err(malformed("missing field `format_version`".into())),
+            Some(v) => v.as_u64().ok_or_else(|| {
+                malformed(format!("`format_version` is {v}; expected {FORMAT_VERSION}"))
+            })?,
+        };
+        if found != u64::from(FORMAT_VERSION) {
+            let found = u32::try_from(found).unwrap_or(u32::MAX);
             return Err(ReproError::Version { path: "<input>".into(), found });
         }
-        serde_json::from_value(value).map_err(|e| malformed(e.to_string()))
+        let repro: Repro = serde_json::from_value(value).map_err(|e| malformed(e.to_string()))?;
+        repro.scenario.validate().map_err(|e| malformed(e.to_string()))?;
+        Ok(repro)
     }
 
     pub fn to_json(&self) -> String {
@@ -99,14 +116,51 @@ impl Repro {
     /// truncated repro where a good one was.
     pub fn write(&self, path: &Path) -> Result<(), ReproError> {
         let shown = path.display().to_string();
-        let io = |source| ReproError::Io { path: shown.clone(), source };
+        let io = |source| ReproError::Write { path: shown.clone(), source };
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(io)?;
         }
-        let tmp = path.with_extension("json.tmp");
+        let tmp = temp_path(path);
         std::fs::write(&tmp, self.to_json()).map_err(io)?;
-        std::fs::rename(&tmp, path).map_err(io)
+        std::fs::rename(&tmp, path).map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            io(e)
+        })
     }
+}
+
+/// A temporary name beside `path`, unique per process and call (two campaigns writing into
+/// one folder never share one): `.NAME.PID-N.tmp`.
+pub fn temp_path(path: &Path) -> std::path::PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let name = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    path.with_file_name(format!(".{name}.{}-{n}.tmp", std::process::id()))
+}
+
+/// Reads at most [`MAX_FILE_BYTES`] of `path` as text: a regular file's size is checked first,
+/// anything else (a pipe, `/dev/zero`) is read through a bound.
+fn read_bounded(path: &Path, shown: &str) -> Result<String, ReproError> {
+    use std::io::Read;
+    let io = |source| ReproError::Io { path: shown.to_string(), source };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if meta.is_dir() {
+        return Err(io(std::io::Error::other("it is a directory")));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(ReproError::TooLarge { path: shown.to_string() });
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(io)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(ReproError::TooLarge { path: shown.to_string() });
+    }
+    String::from_utf8(bytes).map_err(|e| ReproError::Malformed {
+        path: shown.to_string(),
+        reason: format!("not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to()),
+    })
 }
 
 /// Run-length encoding of a decision list: space-separated `value` or `value*count`.
@@ -140,14 +194,23 @@ pub mod rle {
         let mut out = Vec::new();
         for tok in text.split_ascii_whitespace() {
             let (v, n) = match tok.split_once('*') {
-                Some((v, n)) => {
-                    (v, n.parse::<usize>().map_err(|_| format!("bad count in `{tok}`"))?)
-                }
+                Some((v, n)) => (
+                    v,
+                    n.parse::<usize>().map_err(|_| {
+                        format!("bad count in `{}`", weft_core::target::shorten(tok))
+                    })?,
+                ),
                 None => (tok, 1),
             };
-            let v: u64 = v.parse().map_err(|_| format!("bad decision `{tok}`"))?;
-            if n > 100_000_000 {
-                return Err(format!("implausible run length in `{tok}`"));
+            let v: u64 = v
+                .parse()
+                .map_err(|_| format!("bad decision `{}`", weft_core::target::shorten(tok)))?;
+            if n > super::MAX_DECISIONS - out.len() {
+                return Err(format!(
+                    "more than {} decisions (at `{}`)",
+                    super::MAX_DECISIONS,
+                    weft_core::target::shorten(tok)
+                ));
             }
             out.extend(std::iter::repeat_n(v, n));
         }
@@ -232,5 +295,43 @@ mod tests {
         assert!(err.contains("format"), "{err}");
         let bumped = json.replace("\"format_version\": 1", "\"format_version\": 99");
         assert!(matches!(Repro::parse(&bumped), Err(ReproError::Version { found: 99, .. })));
+    }
+
+    #[test]
+    fn a_missing_format_version_is_named_as_missing() {
+        let json = sample().to_json().replace("\"format_version\": 1,", "");
+        let err = Repro::parse(&json).unwrap_err().to_string();
+        assert!(err.contains("missing field `format_version`"), "{err}");
+        let json = sample().to_json().replace("\"format_version\": 1", "\"format_version\": \"1\"");
+        let err = Repro::parse(&json).unwrap_err().to_string();
+        assert!(err.contains("`format_version` is \"1\""), "{err}");
+    }
+
+    #[test]
+    fn scenario_invariants_are_checked_on_read() {
+        let mut r = sample();
+        r.scenario.rates.crash.den = 0;
+        let err = Repro::parse(&r.to_json()).unwrap_err().to_string();
+        assert!(err.contains("`scenario.rates.crash.den` is 0"), "{err}");
+        let mut r = sample();
+        r.scenario.disk.block_size = 0;
+        let err = Repro::parse(&r.to_json()).unwrap_err().to_string();
+        assert!(err.contains("`scenario.disk.block_size` is 0"), "{err}");
+    }
+
+    #[test]
+    fn decision_lists_and_files_are_bounded() {
+        let err = rle::decode("0*9000000 1*2000000").unwrap_err();
+        assert!(err.contains("more than 10000000 decisions"), "{err}");
+        assert_eq!(rle::decode("0*10000000").unwrap().len(), MAX_DECISIONS);
+        let err = Repro::read(Path::new("/dev/zero")).unwrap_err().to_string();
+        assert!(err.contains("larger than"), "{err}");
+    }
+
+    #[test]
+    fn temporary_names_differ_per_call() {
+        let p = Path::new("d/x.json");
+        assert_ne!(temp_path(p), temp_path(p));
+        assert!(temp_path(p).starts_with("d"));
     }
 }

@@ -113,7 +113,7 @@ pub unsafe extern "C" fn epoll_ctl(
     ev: *mut libc::epoll_event,
 ) -> c_int {
     if let Some(_g) = Guard::enter() {
-        if active() && fdtable::is_sim(fd) {
+        if active() && fdtable::host_polled(fd) {
             let Some(set) = epoll_set(epfd) else {
                 set_errno(libc::EBADF);
                 return -1;

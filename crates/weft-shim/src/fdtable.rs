@@ -24,6 +24,8 @@ const STREAM: u8 = 16;
 const SHARED: u8 = 32;
 /// A process-local object kept by the host (with `SIM`).
 const LOCAL: u8 = 64;
+/// A timerfd whose timer the host keeps (without `SIM`); with `STREAM`, a signalfd.
+const TIMERFD: u8 = 128;
 
 /// Per-fd flags (indexed by fd).
 static FDS: [AtomicU8; FD_MAX] = [const { AtomicU8::new(0) }; FD_MAX];
@@ -50,6 +52,10 @@ pub(crate) enum FdKind {
     Epoll,
     /// A regular file whose operations are recorded in the trace.
     File,
+    /// A timerfd whose timer the host keeps (a real, never armed timerfd holds the number).
+    Timerfd,
+    /// A signalfd whose mask the host keeps (a real one with an empty mask holds the number).
+    Signalfd,
 }
 
 fn flags(fd: c_int) -> u8 {
@@ -106,6 +112,12 @@ pub(crate) fn kind(fd: c_int) -> FdKind {
         FdKind::Epoll
     } else if f & FILE != 0 {
         FdKind::File
+    } else if f & TIMERFD != 0 {
+        if f & STREAM != 0 {
+            FdKind::Signalfd
+        } else {
+            FdKind::Timerfd
+        }
     } else {
         FdKind::Real
     }
@@ -126,7 +138,22 @@ pub(crate) fn is_bytes(fd: c_int) -> bool {
     matches!(kind(fd), FdKind::SimStream | FdKind::SimLocal)
 }
 
-/// True when the simulated socket `fd` is non-blocking.
+/// True when the host answers for `fd` in poll/select/epoll (a simulated object or timerfd).
+pub(crate) fn host_polled(fd: c_int) -> bool {
+    flags(fd) & (SIM | TIMERFD) != 0
+}
+
+/// Records a new timerfd at `fd` (callers check [`fits`]).
+pub(crate) fn open_timerfd(fd: c_int, nonblock: bool) {
+    set_flags(fd, TIMERFD | if nonblock { NONBLOCK } else { 0 });
+}
+
+/// Records a new signalfd at `fd` (callers check [`fits`]).
+pub(crate) fn open_signalfd(fd: c_int, nonblock: bool) {
+    set_flags(fd, TIMERFD | STREAM | if nonblock { NONBLOCK } else { 0 });
+}
+
+/// True when the simulated socket (or timerfd, signalfd) `fd` is non-blocking.
 pub(crate) fn nonblocking(fd: c_int) -> bool {
     flags(fd) & NONBLOCK != 0
 }

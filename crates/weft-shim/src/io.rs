@@ -11,9 +11,18 @@ use crate::sockets::{recv_common, send_common};
 #[no_mangle]
 pub unsafe extern "C" fn read(fd: c_int, buf: *mut c_void, len: size_t) -> ssize_t {
     if let Some(_g) = Guard::enter() {
+        if active() && fdtable::kind(fd) == FdKind::Timerfd {
+            return crate::timers::timerfd_read(fd, buf, len);
+        }
+        if active() && fdtable::kind(fd) == FdKind::Signalfd {
+            return crate::sigfd::signalfd_read(fd, buf, len);
+        }
         if active() && fdtable::is_sim(fd) {
             let iov = [libc::iovec { iov_base: buf, iov_len: len }];
             return recv_common(fd, &iov, 0, ptr::null_mut(), ptr::null_mut(), None);
+        }
+        if active() && fdtable::kind(fd) == FdKind::Real {
+            crate::poll::await_real(fd, libc::POLLIN);
         }
     }
     let r = real!(read: fn(c_int, *mut c_void, size_t) -> ssize_t)(fd, buf, len);
@@ -27,6 +36,9 @@ pub unsafe extern "C" fn write(fd: c_int, buf: *const c_void, len: size_t) -> ss
         if active() && fdtable::is_sim(fd) {
             let iov = [libc::iovec { iov_base: buf as *mut c_void, iov_len: len }];
             return send_common(fd, &iov, ptr::null(), 0);
+        }
+        if active() && fdtable::kind(fd) == FdKind::Real && fd > 2 {
+            crate::poll::await_real(fd, libc::POLLOUT);
         }
     }
     let r = real!(write: fn(c_int, *const c_void, size_t) -> ssize_t)(fd, buf, len);
@@ -93,6 +105,11 @@ pub(crate) unsafe fn forget_fd(fd: c_int) {
             handoff(OP_CLOSE);
         }
         FdKind::File => record_file(FILE_CLOSE, fd, 0, 0, 0, ptr::null(), ptr::null()),
+        FdKind::Timerfd => {
+            slot().args[0] = TIMERFD_ID_BASE + fd as i64;
+            handoff(OP_TIMER_DELETE);
+        }
+        FdKind::Signalfd => crate::sigfd::signalfd_close(fd),
         FdKind::Epoll | FdKind::Real => {}
     }
 }
@@ -118,6 +135,11 @@ unsafe fn after_dup(old: c_int, new: c_int) -> c_int {
             handoff(OP_DUP);
         }
         FdKind::Epoll => fdtable::dup(old, new),
+        FdKind::Timerfd | FdKind::Signalfd => unsupported(
+            b"dup of a timerfd or signalfd: their copies are not simulated yet",
+            libc::SYS_dup,
+            0,
+        ),
         FdKind::File | FdKind::Real => {}
     }
     new
@@ -166,7 +188,7 @@ pub unsafe extern "C" fn fcntl(fd: c_int, cmd: c_int, arg: c_ulong) -> c_int {
             }
         }
     }
-    if r >= 0 && cmd == libc::F_SETFL && fdtable::is_sim(fd) {
+    if r >= 0 && cmd == libc::F_SETFL && fdtable::host_polled(fd) {
         fdtable::set_nonblocking(fd, arg as c_int & libc::O_NONBLOCK != 0);
     }
     r
@@ -180,7 +202,7 @@ pub unsafe extern "C" fn fcntl64(fd: c_int, cmd: c_int, arg: c_ulong) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn ioctl(fd: c_int, req: c_ulong, arg: *mut c_void) -> c_int {
     let r = real!(ioctl: fn(c_int, c_ulong, *mut c_void) -> c_int)(fd, req, arg);
-    if r >= 0 && req == libc::FIONBIO && fdtable::is_sim(fd) && !arg.is_null() {
+    if r >= 0 && req == libc::FIONBIO && fdtable::host_polled(fd) && !arg.is_null() {
         fdtable::set_nonblocking(fd, *(arg as *const c_int) != 0);
     }
     r

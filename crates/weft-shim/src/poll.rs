@@ -55,9 +55,12 @@ pub(crate) unsafe fn poll_loop(
     has_real: bool,
     mut check_real: impl FnMut() -> usize,
 ) -> i64 {
+    let mut again = false;
     loop {
         let real = if has_real { check_real() } else { 0 };
         slot().args[2] = has_real as i64;
+        slot().args[3] = (again && real == 0) as i64;
+        again = true;
         let r = poll_host(count, if real > 0 { now_ns() } else { deadline });
         if r < 0 {
             return r;
@@ -67,6 +70,22 @@ pub(crate) unsafe fn poll_loop(
             return total as i64;
         }
     }
+}
+
+/// Before a blocking `read`/`write` of a real descriptor (a pipe between the process's threads
+/// or to a child): waits in the host, as a poll would, until the kernel call cannot block, so
+/// the thread never sleeps in the kernel holding the baton. Non-blocking descriptors and
+/// regular files (always ready) cost one non-blocking poll.
+pub(crate) unsafe fn await_real(fd: c_int, events: i16) {
+    let mut p = [libc::pollfd { fd, events, revents: 0 }];
+    if fd < 0 || real_poll_now(&mut p) > 0 {
+        return;
+    }
+    let fl = sys::raw(libc::SYS_fcntl, [fd as i64, libc::F_GETFL as i64, 0, 0, 0, 0]);
+    if fl < 0 || fl & libc::O_NONBLOCK as i64 != 0 {
+        return;
+    }
+    poll_loop(0, u64::MAX, true, || real_poll_now(&mut p));
 }
 
 unsafe fn poll_common(fds: *mut libc::pollfd, n: libc::nfds_t, deadline: u64) -> c_int {
@@ -81,7 +100,7 @@ unsafe fn poll_common(fds: *mut libc::pollfd, n: libc::nfds_t, deadline: u64) ->
     let mut nreal = 0;
     for i in 0..n {
         let p = &*fds.add(i);
-        let sim = fdtable::is_sim(p.fd);
+        let sim = fdtable::host_polled(p.fd);
         s.polls[i] = PollEntry { fd: if sim { p.fd } else { -1 }, events: p.events, revents: 0 };
         if !sim && p.fd >= 0 {
             real[nreal] = libc::pollfd { fd: p.fd, events: p.events, revents: 0 };
@@ -160,7 +179,7 @@ unsafe fn select_common(
                 set_errno(libc::EINVAL);
                 return -1;
             }
-            let sim = fdtable::is_sim(fd);
+            let sim = fdtable::host_polled(fd);
             s.polls[count] = PollEntry { fd: if sim { fd } else { -1 }, events: ev, revents: 0 };
             fdnums[count] = fd;
             if !sim {

@@ -1,9 +1,10 @@
-//! Process lifetime and identity: `_exit`, virtual pids (`getpid`, `gettid`, `getppid`, and
-//! `kill` mapping them back), and the calls that would create or replace a process (`fork`,
-//! `vfork`, `posix_spawn*`, `system`, `popen`, `exec*`), which are reported as unsupported.
+//! Process lifetime and identity: `_exit`, virtual pids (`getpid`, `gettid`, `getppid`), `kill`
+//! (of the process itself: mapped back to its real pid; of another process of the node: in the
+//! host), and waiting for children (`wait`, `waitpid`, `wait3`, `wait4`, `waitid`) in virtual
+//! time. Creating and replacing processes is in `exec`.
 
 use crate::prelude::*;
-use crate::slot::{announce_exit, BASE, MY_SLOT, VPID};
+use crate::slot::{announce_exit, BASE, MY_SLOT, PPID, VPID};
 
 #[no_mangle]
 pub unsafe extern "C" fn _exit(status: c_int) -> ! {
@@ -17,15 +18,6 @@ pub unsafe extern "C" fn _Exit(status: c_int) -> ! {
     sys::exit_group(status)
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn fork() -> libc::pid_t {
-    if let Some(_g) = Guard::enter() {
-        if active() {
-            unsupported(b"fork(): child processes are not simulated yet", libc::SYS_fork, 0);
-        }
-    }
-    real!(fork: fn() -> libc::pid_t)()
-}
 // Process identity: real pids differ from run to run (and leak into output and seeds), so a
 // process sees the virtual pid the host gave it, its parent is 1, and kill() maps it back.
 
@@ -59,11 +51,13 @@ pub unsafe extern "C" fn gettid() -> libc::pid_t {
     real!(gettid: fn() -> libc::pid_t)()
 }
 
+/// The parent's virtual pid as of the process's start (1 for a node's own program; a child
+/// whose parent ended keeps answering its parent's pid).
 #[no_mangle]
 pub unsafe extern "C" fn getppid() -> libc::pid_t {
     if let Some(_g) = Guard::enter() {
         if VPID.load(Ordering::Relaxed) > 0 && active() {
-            return 1;
+            return PPID.load(Ordering::Relaxed) as libc::pid_t;
         }
     }
     real!(getppid: fn() -> libc::pid_t)()
@@ -71,6 +65,12 @@ pub unsafe extern "C" fn getppid() -> libc::pid_t {
 
 #[no_mangle]
 pub unsafe extern "C" fn kill(pid: libc::pid_t, sig: c_int) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            // Virtual pids, virtual signals: the host finds the target and delivers.
+            return crate::signals::send(pid as i64, sig, SIGTO_PROCESS);
+        }
+    }
     let v = VPID.load(Ordering::Relaxed);
     let pid = if v > 0 && (pid as i64 == v || pid as i64 == -v) {
         let real = real!(getpid: fn() -> libc::pid_t)();
@@ -85,92 +85,130 @@ pub unsafe extern "C" fn kill(pid: libc::pid_t, sig: c_int) -> c_int {
     real!(kill: fn(libc::pid_t, c_int) -> c_int)(pid, sig)
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn vfork() -> libc::pid_t {
-    if active() {
-        unsupported(b"vfork(): child processes are not simulated yet", libc::SYS_vfork, 0);
+/// Waits in the host for a child matching `pid` (a virtual pid; -1, 0 or a group: any) to
+/// end, then reaps it for real, which no longer blocks. Answers its virtual pid, 0
+/// (`WNOHANG`, none ended yet) or -1 with errno.
+pub(crate) unsafe fn wait_child(
+    pid: libc::pid_t,
+    status: *mut c_int,
+    options: c_int,
+    ru: *mut libc::rusage,
+) -> libc::pid_t {
+    loop {
+        let s = slot();
+        s.args[0] = if pid > 0 { pid as i64 } else { -1 };
+        s.args[1] = (options & libc::WNOHANG != 0) as i64;
+        s.args[2] = 0;
+        let r = handoff(OP_WAIT);
+        if r <= 0 {
+            return ret_errno(r) as libc::pid_t;
+        }
+        let real = slot().args[1];
+        let got =
+            sys::raw(libc::SYS_wait4, [real, status as i64, libc::__WALL as i64, ru as i64, 0, 0]);
+        if got == real {
+            return r as libc::pid_t;
+        }
+        // The kernel reaped it already (SIGCHLD ignored): as on Linux, wait for the others.
     }
-    real!(fork: fn() -> libc::pid_t)()
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn posix_spawn(
-    pid: *mut libc::pid_t,
-    path: *const c_char,
-    actions: *const c_void,
-    attr: *const c_void,
-    argv: *const *mut c_char,
-    envp: *const *mut c_char,
+pub unsafe extern "C" fn wait4(
+    pid: libc::pid_t,
+    status: *mut c_int,
+    options: c_int,
+    ru: *mut libc::rusage,
+) -> libc::pid_t {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            return wait_child(pid, status, options, ru);
+        }
+    }
+    sys::raw(libc::SYS_wait4, [pid as i64, status as i64, options as i64, ru as i64, 0, 0])
+        as libc::pid_t
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn waitpid(
+    pid: libc::pid_t,
+    status: *mut c_int,
+    options: c_int,
+) -> libc::pid_t {
+    wait4(pid, status, options, ptr::null_mut())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn wait(status: *mut c_int) -> libc::pid_t {
+    wait4(-1, status, 0, ptr::null_mut())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn wait3(
+    status: *mut c_int,
+    options: c_int,
+    ru: *mut libc::rusage,
+) -> libc::pid_t {
+    wait4(-1, status, options, ru)
+}
+
+/// Byte offset of `si_pid` in `siginfo_t` (x86-64: after signo, errno, code and padding).
+const SI_PID_OFFSET: usize = 16;
+
+#[no_mangle]
+pub unsafe extern "C" fn waitid(
+    idtype: libc::idtype_t,
+    id: libc::id_t,
+    info: *mut libc::siginfo_t,
+    options: c_int,
 ) -> c_int {
-    if active() {
-        unsupported(b"posix_spawn(): child processes are not simulated yet", -1, 0);
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            return waitid_child(idtype, id, info, options);
+        }
     }
-    real!(posix_spawn: fn(
-        *mut libc::pid_t, *const c_char, *const c_void, *const c_void,
-        *const *mut c_char, *const *mut c_char
-    ) -> c_int)(pid, path, actions, attr, argv, envp)
+    sys::raw(libc::SYS_waitid, [idtype as i64, id as i64, info as i64, options as i64, 0, 0])
+        as c_int
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn posix_spawnp(
-    pid: *mut libc::pid_t,
-    file: *const c_char,
-    actions: *const c_void,
-    attr: *const c_void,
-    argv: *const *mut c_char,
-    envp: *const *mut c_char,
+unsafe fn waitid_child(
+    idtype: libc::idtype_t,
+    id: libc::id_t,
+    info: *mut libc::siginfo_t,
+    options: c_int,
 ) -> c_int {
-    if active() {
-        unsupported(b"posix_spawnp(): child processes are not simulated yet", -1, 0);
+    if options & libc::WEXITED == 0 || idtype == libc::P_PIDFD {
+        unsupported(
+            b"waitid(): only WEXITED waits for a pid or any child are simulated",
+            libc::SYS_waitid,
+            0,
+        );
     }
-    real!(posix_spawnp: fn(
-        *mut libc::pid_t, *const c_char, *const c_void, *const c_void,
-        *const *mut c_char, *const *mut c_char
-    ) -> c_int)(pid, file, actions, attr, argv, envp)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn system(cmd: *const c_char) -> c_int {
-    if active() {
-        unsupported(b"system(): child processes are not simulated yet", -1, 0);
+    let nohang = options & libc::WNOHANG != 0;
+    loop {
+        let s = slot();
+        s.args[0] = if idtype == libc::P_PID { id as i64 } else { -1 };
+        s.args[1] = nohang as i64;
+        s.args[2] = (options & libc::WNOWAIT != 0) as i64;
+        let r = handoff(OP_WAIT);
+        if r < 0 {
+            return ret_errno(r) as c_int;
+        }
+        if r == 0 {
+            // WNOHANG and nothing ended: Linux zeroes si_pid.
+            if !info.is_null() {
+                *(info as *mut u8).add(SI_PID_OFFSET).cast::<i32>() = 0;
+            }
+            return 0;
+        }
+        let real = slot().args[1];
+        let o = (options & (libc::WEXITED | libc::WNOWAIT)) as i64;
+        let got = sys::raw(libc::SYS_waitid, [libc::P_PID as i64, real, info as i64, o, 0, 0]);
+        if got == 0 {
+            if !info.is_null() {
+                *(info as *mut u8).add(SI_PID_OFFSET).cast::<i32>() = r as i32;
+            }
+            return 0;
+        }
     }
-    real!(system: fn(*const c_char) -> c_int)(cmd)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn popen(cmd: *const c_char, mode: *const c_char) -> *mut libc::FILE {
-    if active() {
-        unsupported(b"popen(): child processes are not simulated yet", -1, 0);
-    }
-    real!(popen: fn(*const c_char, *const c_char) -> *mut libc::FILE)(cmd, mode)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn execve(
-    path: *const c_char,
-    argv: *const *const c_char,
-    envp: *const *const c_char,
-) -> c_int {
-    if active() {
-        unsupported(b"execve(): replacing the program is not simulated yet", libc::SYS_execve, 0);
-    }
-    real!(execve: fn(*const c_char, *const *const c_char, *const *const c_char) -> c_int)(
-        path, argv, envp,
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn execv(path: *const c_char, argv: *const *const c_char) -> c_int {
-    if active() {
-        unsupported(b"execv(): replacing the program is not simulated yet", libc::SYS_execve, 0);
-    }
-    real!(execv: fn(*const c_char, *const *const c_char) -> c_int)(path, argv)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn execvp(file: *const c_char, argv: *const *const c_char) -> c_int {
-    if active() {
-        unsupported(b"execvp(): replacing the program is not simulated yet", libc::SYS_execve, 0);
-    }
-    real!(execvp: fn(*const c_char, *const *const c_char) -> c_int)(file, argv)
 }

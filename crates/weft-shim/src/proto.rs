@@ -33,6 +33,9 @@ pub const MAGIC: u64 = 0x7765_6674_5348_4d31; // "weftSHM1"
 /// Environment variables the host sets for every child.
 pub const ENV_FD: &[u8] = b"WEFT_SHM_FD\0";
 pub const ENV_SLOT: &[u8] = b"WEFT_SLOT\0";
+/// The fd at which a process finds the region. The shim keeps it open there (close-on-exec,
+/// cleared just for an `exec`), so an exec'd image maps the same region again.
+pub const REGION_FD: i32 = 1021;
 
 pub const MAX_SLOTS: usize = 64;
 pub const DATA_MAX: usize = 65536;
@@ -68,8 +71,9 @@ pub const SPIN_ITERS: u32 = 1000;
 
 // Requests (`Slot::op`). Arguments in `Slot::args`, payload in `Slot::data`, peer address in
 // `Slot::addr_ip`/`addr_port` (host byte order). Answers: `Slot::ret` (>= 0, or -errno).
-/// First contact from a fresh process: `args[0]` = real pid. Answer: `args[0]` = random seed,
-/// `args[1]` = the process's virtual pid (what `getpid` answers: the same in every run).
+/// First contact from a fresh process or a freshly exec'd image: `args[0]` = real pid.
+/// Answer: `args[0]` = random seed, `args[1]` = the process's virtual pid (what `getpid`
+/// answers: the same in every run), `args[2]` = its parent's (what `getppid` answers).
 pub const OP_HELLO: u32 = 1;
 /// Sleep until the absolute virtual time `args[0]` (ns).
 pub const OP_SLEEP: u32 = 2;
@@ -87,7 +91,10 @@ pub const OP_SENDTO: u32 = 7;
 /// `args[0]` fd, `args[1]` = 1 if non-blocking, `args[2]` = timeout ns (0 = none),
 /// `args[3]` = capacity, `args[4]` = 1 to peek. Answer: data, `len`, source in `addr`.
 pub const OP_RECVFROM: u32 = 8;
-/// `args[0]` = count, `args[1]` = absolute deadline ns or u64::MAX; `polls[..count]`.
+/// `args[0]` = count, `args[1]` = absolute deadline ns or u64::MAX; `polls[..count]`;
+/// `args[2]` = 1 if the caller also watches real descriptors (it is woken to look again when
+/// another thread of its node has run), `args[3]` = 1 if this is such a second look that found
+/// nothing (the caller ran no program code since its last request, so it is not activity).
 pub const OP_POLL: u32 = 9;
 /// `args[0]` fd closed.
 pub const OP_CLOSE: u32 = 10;
@@ -163,6 +170,104 @@ pub const REUSE_ADDR: u8 = 1;
 /// `SO_REUSEPORT` is set.
 pub const REUSE_PORT: u8 = 2;
 
+// Child processes (ops 40+; 31-39 are other families').
+/// The calling thread is about to `fork`. Answer: the child's slot (>= 0) or -errno, and its
+/// virtual pid in `args[1]`. The child, once forked, says `OP_HELLO` on that slot.
+pub const OP_FORK: u32 = 40;
+/// The fork announced by `OP_FORK` happened: `args[0]` = the child's real pid (or -errno: it
+/// failed), `args[1]` = its slot. The host waits for the child's hello, then answers the
+/// child's virtual pid.
+pub const OP_FORKED: u32 = 41;
+/// `waitpid`: `args[0]` = the virtual pid waited for (-1: any child), `args[1]` = 1 for
+/// `WNOHANG`, `args[2]` = 1 for `WNOWAIT` (leave it waitable). Blocks until a matching child
+/// has ended. Answer its virtual pid and real pid in `args[1]` (the shim then reaps it for
+/// real, which cannot block), 0 (`WNOHANG`, none ended yet), or -ECHILD / -EINTR.
+pub const OP_WAIT: u32 = 42;
+// 43 and 44 (kill, signal handler) were the first signal ops; signals are 50+ now.
+
+// Signals and timers (numbered from 50, clear of the other families). Signal `n` is bit
+// `n - 1` of a mask (`u64`, signals 1..=64).
+/// The program set the disposition of signal `args[0]`: `args[1]` = SIGDISP_*, `args[2]` = its
+/// `sa_flags` (the host looks at `SA_RESTART` only through the shim, which restarts calls).
+pub const OP_SIGACTION: u32 = 50;
+/// The calling thread's signal mask: `args[0]` = `SIG_BLOCK`/`SIG_UNBLOCK`/`SIG_SETMASK`, or
+/// -1 to only read it; `args[1]` = the set. Answer: `args[1]` = the mask before, `args[2]` =
+/// the mask now, `args[3]` = the signals pending for the thread (its own and its process's).
+pub const OP_SIGMASK: u32 = 51;
+/// Send signal `args[1]` (0: only check that the target exists). `args[2]` = SIGTO_*: to the
+/// process with virtual pid `args[0]` (0: the caller's), or to the calling thread, or to the
+/// thread in slot `args[0]` of the caller's process. Answer 0, -ESRCH, -EINVAL.
+pub const OP_KILL: u32 = 52;
+/// Wait for a signal with the mask temporarily `args[0]` (sigsuspend; `pause` passes its own
+/// mask). Answer -EINTR once a signal was delivered.
+pub const OP_SIGSUSPEND: u32 = 53;
+/// Wait until a signal in the set `args[0]` is pending, or the deadline `args[1]` (ns, or
+/// u64::MAX), and take it. Answer its number with its `SigInfo` in `data`, or -EAGAIN.
+pub const OP_SIGWAIT: u32 = 54;
+
+/// A new timer: `args[0]` = TIMER_KIND_*; POSIX: `args[1]` = signal, `args[2]` =
+/// `sigev_value`, `args[4]` = 1 for SIGEV_NONE; timerfd: `args[3]` = its fd. Answer: the id
+/// (POSIX timers from 0; timerfd `fd` is `TIMERFD_ID_BASE + fd`).
+pub const OP_TIMER_CREATE: u32 = 55;
+/// Arm timer `args[0]` (`TIMER_ID_ITIMER_REAL`: the process's alarm/ITIMER_REAL) to expire at
+/// the virtual time `args[1]` (ns; 0 disarms), then every `args[2]` ns (0: once). Answer:
+/// `args[1]` = what was left of the old setting (0: disarmed), `args[2]` = its interval.
+pub const OP_TIMER_SET: u32 = 56;
+/// Timer `args[0]`: answer `args[1]` = time left (0: disarmed), `args[2]` = interval,
+/// `args[3]` = overruns at its last expiration.
+pub const OP_TIMER_GET: u32 = 57;
+/// Delete timer `args[0]` (also: timerfd closed).
+pub const OP_TIMER_DELETE: u32 = 58;
+/// Read timerfd `args[0]` (`args[1]` = 1 if non-blocking): answer the expirations since the
+/// last read (> 0), or -EAGAIN.
+pub const OP_TIMERFD_READ: u32 = 59;
+
+/// Signalfd `args[0]` reads the signals of mask `args[1]` (created or changed), or is closed
+/// (`args[2]` = 1).
+pub const OP_SIGNALFD: u32 = 60;
+/// Read signalfd `args[0]` (`args[1]` = 1 if non-blocking), at most `args[2]` signals: answer
+/// how many were taken, their `SigInfo`s in `data`, or -EAGAIN.
+pub const OP_SIGNALFD_READ: u32 = 61;
+
+pub const TIMER_KIND_POSIX: i64 = 1;
+pub const TIMER_KIND_FD: i64 = 2;
+pub const TIMER_ID_ITIMER_REAL: i64 = -1;
+pub const TIMERFD_ID_BASE: i64 = 1 << 32;
+
+pub const SIGDISP_DEFAULT: i64 = 0;
+pub const SIGDISP_IGNORE: i64 = 1;
+pub const SIGDISP_HANDLER: i64 = 2;
+
+pub const SIGTO_PROCESS: i64 = 0;
+pub const SIGTO_SELF: i64 = 1;
+pub const SIGTO_THREAD: i64 = 2;
+
+/// The `si_code`s the host stamps (Linux's values).
+pub const SI_USER: i32 = 0;
+pub const SI_KERNEL: i32 = 0x80;
+pub const SI_TIMER: i32 = -2;
+pub const SI_TKILL: i32 = -6;
+
+/// Signals the host delivers with one answer, at most.
+pub const SIG_BATCH: usize = 32;
+
+/// One delivered (or waited-for) signal: what `siginfo_t` tells a handler.
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub struct SigInfo {
+    pub signo: i32,
+    pub code: i32,
+    /// Sender's virtual pid (`kill`), or 0.
+    pub pid: i32,
+    /// POSIX timer id (`SI_TIMER`), or 0.
+    pub timer: i32,
+    /// Timer overruns (`SI_TIMER`).
+    pub overrun: i32,
+    pub _pad: i32,
+    /// `sigev_value` of a POSIX timer.
+    pub value: u64,
+}
+
 pub const FILE_OPEN: i64 = 1;
 pub const FILE_READ: i64 = 2;
 pub const FILE_WRITE: i64 = 3;
@@ -209,6 +314,12 @@ pub struct Slot {
     /// Calls the process served locally (clock reads, random bytes) since its last hand-off,
     /// written by the thread with every request: the host charges them as modelled CPU time.
     pub local_calls: u32,
+    /// Signals delivered with this answer (`sigs[..nsig]`, written by the host before it hands
+    /// the turn back; the shim runs their handlers or default actions and clears the count).
+    /// An answer of `-EINTR` with `nsig > 0` means the blocking call was interrupted by them.
+    pub nsig: u32,
+    pub _pad3: u32,
+    pub sigs: [SigInfo; SIG_BATCH],
     pub polls: [PollEntry; POLL_MAX],
     pub data: [u8; DATA_MAX],
 }

@@ -20,6 +20,10 @@ static SLOT: AtomicPtr<Slot> = AtomicPtr::new(ptr::null_mut());
 pub(crate) static BASE: AtomicPtr<u8> = AtomicPtr::new(ptr::null_mut());
 /// The virtual pid the host assigned (0 until hello).
 pub(crate) static VPID: AtomicI64 = AtomicI64::new(0);
+/// The parent's virtual pid, as the host answered at hello (1 for a node's own program).
+pub(crate) static PPID: AtomicI64 = AtomicI64::new(0);
+/// The fd the region was inherited at (kept open, close-on-exec, for an `exec`).
+pub(crate) static REGION: AtomicI64 = AtomicI64::new(-1);
 /// Calls served locally since the last hand-off.
 static LOCAL_CALLS: AtomicU32 = AtomicU32::new(0);
 
@@ -67,9 +71,19 @@ impl Guard {
 }
 
 impl Drop for Guard {
+    /// Leaving the outermost hook is where signals handed over meanwhile are delivered.
     fn drop(&mut self) {
         let _ = IN_HOOK.try_with(|g| g.set(false));
+        crate::signals::deliver_queued();
     }
+}
+
+/// Runs `f` (a signal handler) with hooks live again, from inside a hook.
+pub(crate) fn hooks_open<R>(f: impl FnOnce() -> R) -> R {
+    let was = IN_HOOK.try_with(|g| g.replace(false)).unwrap_or(false);
+    let r = f();
+    let _ = IN_HOOK.try_with(|g| g.set(was));
+    r
 }
 
 /// Writes a diagnostic line to stderr with a raw system call (no stdio, no allocation).
@@ -148,8 +162,11 @@ fn init() {
         STATE.store(STATE_PASSTHROUGH, Ordering::Release);
         return;
     }
-    // SAFETY: the mapping stays; the fd is ours to close so the program never sees it.
-    unsafe { libc::close(fd as c_int) };
+    // The fd stays open (high up, so the program's own fd numbers are as they would be
+    // natively), close-on-exec except across an exec the shim makes (`process::execve`).
+    // SAFETY: setting a descriptor flag on the inherited fd.
+    unsafe { libc::fcntl(fd as c_int, libc::F_SETFD, libc::FD_CLOEXEC) };
+    REGION.store(fd as i64, Ordering::Relaxed);
     let header = base as *mut Header;
     // SAFETY: the region starts with a Header the host initialised before spawning us.
     if unsafe { (*header).magic } != MAGIC {
@@ -171,16 +188,36 @@ fn init() {
         libc::setvbuf(stdout, ptr::null_mut(), libc::_IOLBF, 0);
     }
     sys::install_escape_trap();
+    crate::signals::isolate();
 
     let _g = Guard::enter();
     // SAFETY: active, slot mapped; hello is the first request of this process.
-    unsafe {
-        let s = &mut *slot_ptr;
-        s.args[0] = libc::getpid() as i64;
-        handoff(OP_HELLO);
-        RNG.store(s.args[0] as u64, Ordering::Relaxed);
-        VPID.store(s.args[1], Ordering::Relaxed);
-    }
+    unsafe { hello(slot_ptr) };
+}
+
+/// Says hello on `slot` (the first request of a process or exec'd image) and keeps what the
+/// host answers: the random seed, the virtual pid and the parent's.
+unsafe fn hello(slot: *mut Slot) {
+    let s = &mut *slot;
+    s.args[0] = sys::raw(libc::SYS_getpid, [0; 6]);
+    handoff(OP_HELLO);
+    RNG.store(s.args[0] as u64, Ordering::Relaxed);
+    VPID.store(s.args[1], Ordering::Relaxed);
+    PPID.store(s.args[2], Ordering::Relaxed);
+}
+
+/// In a child just forked by the shim: the forking thread becomes the child's main thread on
+/// slot `k` (announced by `OP_FORK`), and says hello there.
+///
+/// # Safety
+/// Only in the child, right after `fork` returned 0, with the region mapped.
+pub(crate) unsafe fn become_child(k: usize) {
+    let slot = slot_at(k);
+    SLOT.store(slot, Ordering::Release);
+    let _ = MY_SLOT.try_with(|s| s.set(ptr::null_mut()));
+    LOCAL_CALLS.store(0, Ordering::Relaxed);
+    crate::signals::forget_queued();
+    hello(slot);
 }
 
 extern "C" {
@@ -216,6 +253,13 @@ pub(crate) fn announce_exit(status: i64) {
         (*slot).args[0] = status;
         notify_host(slot);
     }
+}
+
+/// The index of the main thread's slot.
+pub(crate) fn main_slot_index() -> usize {
+    let base = BASE.load(Ordering::Acquire) as usize;
+    let main = SLOT.load(Ordering::Acquire) as usize;
+    (0..MAX_SLOTS).find(|&k| base + slot_offset(k) == main).unwrap_or(0)
 }
 
 /// The slot with index `k` (the main thread has 0).
@@ -292,11 +336,19 @@ pub(crate) fn await_baton(slot: *mut Slot, spin: u32) {
 /// The state must be active; only the thread holding the baton calls this.
 pub(crate) unsafe fn handoff(op: u32) -> i64 {
     let slot = slot_ptr();
-    (*slot).op = op;
-    (*slot).local_calls = LOCAL_CALLS.swap(0, Ordering::Relaxed);
-    notify_host(slot);
-    await_baton(slot, spin_budget());
-    (*slot).ret
+    loop {
+        (*slot).op = op;
+        (*slot).local_calls = LOCAL_CALLS.swap(0, Ordering::Relaxed);
+        notify_host(slot);
+        await_baton(slot, spin_budget());
+        if (*slot).nsig == 0 {
+            return (*slot).ret;
+        }
+        // Signals came with the answer: queued, or run now if they interrupted the call.
+        if let Some(ret) = crate::signals::answered(slot, op) {
+            return ret;
+        }
+    }
 }
 
 pub(crate) fn slot() -> &'static mut Slot {

@@ -87,6 +87,12 @@ const TRAPPED: &[(i64, &[u8])] = &[
     (libc::SYS_epoll_pwait, b"epoll_pwait"),
     (libc::SYS_epoll_pwait2, b"epoll_pwait2"),
     (libc::SYS_io_uring_setup, b"io_uring_setup"),
+    // Replacing the image must keep the shim, and waiting for a child must happen in virtual
+    // time: both only through the hooks.
+    (libc::SYS_execve, b"execve"),
+    (libc::SYS_execveat, b"execveat"),
+    (libc::SYS_wait4, b"wait4"),
+    (libc::SYS_waitid, b"waitid"),
 ];
 
 fn trapped_name(nr: i64) -> &'static [u8] {
@@ -106,13 +112,16 @@ fn jump(code: u16, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
 /// Installs the SIGSYS handler and the seccomp filter. Prints a note and carries on without
 /// the trap where the kernel refuses (escapes then go undetected, which the note says).
 pub fn install_escape_trap() {
+    // libc's own sigaction: the shim's `sigaction` records a program's SIGSYS handler only.
+    let real_sigaction =
+        real!(sigaction: fn(c_int, *const libc::sigaction, *mut libc::sigaction) -> c_int);
     // SAFETY: installing a SA_SIGINFO handler with a valid function pointer.
     unsafe {
         let mut sa: libc::sigaction = core::mem::zeroed();
         sa.sa_sigaction = on_sigsys as *const () as usize;
         sa.sa_flags = libc::SA_SIGINFO | libc::SA_NODEFER;
         libc::sigemptyset(&mut sa.sa_mask);
-        if libc::sigaction(libc::SIGSYS, &sa, core::ptr::null_mut()) != 0 {
+        if real_sigaction(libc::SIGSYS, &sa, core::ptr::null_mut()) != 0 {
             crate::slot::diag(
                 b"weft-shim: note: no SIGSYS handler; raw system calls go undetected\n",
             );

@@ -13,6 +13,11 @@ static START_ARG: [AtomicU64; MAX_SLOTS] = [const { AtomicU64::new(0) }; MAX_SLO
 /// `pthread_t` of the thread in each slot (0 = none), for joins.
 static THREAD_IDS: [AtomicU64; MAX_SLOTS] = [const { AtomicU64::new(0) }; MAX_SLOTS];
 
+/// The slot of the simulated thread `t`, if it is one.
+pub(crate) fn slot_of(t: libc::pthread_t) -> Option<usize> {
+    THREAD_IDS.iter().position(|x| x.load(Ordering::Relaxed) == t)
+}
+
 type StartFn = extern "C" fn(*mut c_void) -> *mut c_void;
 
 /// Says goodbye for this thread (the host ends it) and passes its remaining calls through.
@@ -36,6 +41,7 @@ extern "C" fn trampoline(k: *mut c_void) -> *mut c_void {
     // Wait for the baton before running any of the program's code (without spinning: the
     // creator runs first, and on our CPU).
     await_baton(slot, 0);
+    crate::signals::take(slot);
     let f = START_FN[k].load(Ordering::Relaxed) as usize;
     let arg = START_ARG[k].load(Ordering::Relaxed) as *mut c_void;
     // SAFETY: `f` is the start routine the program passed to pthread_create.

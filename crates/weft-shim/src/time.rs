@@ -15,7 +15,7 @@ fn split_ns(ns: u64) -> (i64, i64) {
     ((ns / 1_000_000_000) as i64, (ns % 1_000_000_000) as i64)
 }
 
-fn clock_value(clock: libc::clockid_t) -> Option<u64> {
+pub(crate) fn clock_value(clock: libc::clockid_t) -> Option<u64> {
     let now = now_ns();
     match clock {
         libc::CLOCK_REALTIME | libc::CLOCK_REALTIME_COARSE | libc::CLOCK_TAI => {
@@ -116,10 +116,17 @@ pub unsafe extern "C" fn clock() -> libc::clock_t {
 }
 
 /// Blocks this simulated thread until virtual time `deadline` (ns since the run start).
-fn sleep_until(deadline: u64) {
+/// Answers 0, or -EINTR when a signal handler ran first.
+fn sleep_until(deadline: u64) -> i64 {
     slot().args[0] = deadline as i64;
     // SAFETY: callers check `active()` and hold the guard.
-    unsafe { handoff(OP_SLEEP) };
+    unsafe { handoff(OP_SLEEP) }
+}
+
+/// What is left of a sleep until `deadline` that a signal interrupted.
+fn left_of(deadline: u64) -> libc::timespec {
+    let (s, n) = split_ns(deadline.saturating_sub(now_ns()));
+    libc::timespec { tv_sec: s, tv_nsec: n }
 }
 
 pub(crate) fn ts_ns(ts: &libc::timespec) -> u64 {
@@ -134,12 +141,16 @@ pub unsafe extern "C" fn nanosleep(req: *const libc::timespec, rem: *mut libc::t
                 set_errno(libc::EINVAL);
                 return -1;
             }
-            sleep_until(now_ns().saturating_add(ts_ns(&*req)));
+            let deadline = now_ns().saturating_add(ts_ns(&*req));
+            let r = sleep_until(deadline);
             if !rem.is_null() {
-                (*rem).tv_sec = 0;
-                (*rem).tv_nsec = 0;
+                *rem = if r < 0 {
+                    left_of(deadline)
+                } else {
+                    libc::timespec { tv_sec: 0, tv_nsec: 0 }
+                };
             }
-            return 0;
+            return ret_errno(r) as c_int;
         }
     }
     sys::raw(libc::SYS_nanosleep, [req as i64, rem as i64, 0, 0, 0, 0]) as c_int
@@ -164,12 +175,15 @@ pub unsafe extern "C" fn clock_nanosleep(
             } else {
                 now_ns().saturating_add(d)
             };
-            sleep_until(deadline);
+            let r = sleep_until(deadline);
             if !rem.is_null() && flags & libc::TIMER_ABSTIME == 0 {
-                (*rem).tv_sec = 0;
-                (*rem).tv_nsec = 0;
+                *rem = if r < 0 {
+                    left_of(deadline)
+                } else {
+                    libc::timespec { tv_sec: 0, tv_nsec: 0 }
+                };
             }
-            return 0;
+            return (-r) as c_int;
         }
     }
     // clock_nanosleep returns the error number instead of setting errno.
@@ -188,8 +202,7 @@ pub unsafe extern "C" fn clock_nanosleep(
 pub unsafe extern "C" fn usleep(us: libc::useconds_t) -> c_int {
     if let Some(_g) = Guard::enter() {
         if active() {
-            sleep_until(now_ns().saturating_add(us as u64 * 1000));
-            return 0;
+            return ret_errno(sleep_until(now_ns().saturating_add(us as u64 * 1000))) as c_int;
         }
     }
     real!(usleep: fn(libc::useconds_t) -> c_int)(us)
@@ -199,7 +212,12 @@ pub unsafe extern "C" fn usleep(us: libc::useconds_t) -> c_int {
 pub unsafe extern "C" fn sleep(s: c_uint) -> c_uint {
     if let Some(_g) = Guard::enter() {
         if active() {
-            sleep_until(now_ns().saturating_add(s as u64 * 1_000_000_000));
+            let deadline = now_ns().saturating_add(s as u64 * 1_000_000_000);
+            if sleep_until(deadline) < 0 {
+                // Linux rounds the seconds left to the nearest.
+                let left = deadline.saturating_sub(now_ns());
+                return ((left + 500_000_000) / 1_000_000_000) as c_uint;
+            }
             return 0;
         }
     }

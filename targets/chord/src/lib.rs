@@ -54,8 +54,8 @@ pub mod props;
 use model::{Gate, Rules, Variant, MAX_IDS, MAX_R};
 use props::Property;
 use weft_core::{
-    ConfigError, Decisions, Modality, Observer, OptionInfo, PropertyInfo, RunReport, RunSpec,
-    Runner, Scenario, Target, TargetInfo, VariantInfo,
+    Allowed, ConfigError, Decisions, Modality, Observer, OptionDecl, PropertyInfo, RunReport,
+    RunSpec, Runner, Scenario, Target, TargetInfo, VariantInfo,
 };
 
 /// How replicas interact.
@@ -88,7 +88,7 @@ impl Config {
     /// The configuration of `spec`, validated against [`Chord::info`].
     pub fn from_spec(spec: &RunSpec) -> Result<Config, ConfigError> {
         let info = Chord.info();
-        info.validate(spec)?;
+        weft_core::check_spec(&Chord, spec)?;
         let bad = ConfigError::bad_option;
         let variant = match spec.variant.as_str() {
             "literal" => Variant::Literal,
@@ -113,7 +113,11 @@ impl Config {
             return Err(bad("ids", ids_text, "expected a number like 5 or a range like 4-6"));
         };
         if ids_min < 2 || ids_max as usize > MAX_IDS || ids_min > ids_max || ids_min <= r {
-            return Err(bad("ids", ids_text, "expected r < ids_min <= ids_max <= 8"));
+            return Err(bad(
+                "ids",
+                ids_text,
+                &format!("expected r ({r}) < ids_min <= ids_max <= {MAX_IDS}"),
+            ));
         }
         let steps: u32 = info.parse_option(spec, "steps")?;
         let max_failures: u8 = info.parse_option(spec, "failures")?;
@@ -163,9 +167,63 @@ fn property_infos() -> Vec<PropertyInfo> {
         .collect()
 }
 
+const IDS: u64 = MAX_IDS as u64;
+
+const OPTIONS: &[OptionDecl] = &[
+    OptionDecl::new(
+        "mode",
+        "atomic",
+        Allowed::Word(&["atomic", "messages"]),
+        "atomic (one step per operation) or messages",
+    ),
+    OptionDecl::new("r", "2", Allowed::Int { min: 1, max: MAX_R as u64 }, "successor-list length"),
+    OptionDecl::new(
+        "ids",
+        "5",
+        Allowed::IntOrRange { min: 2, max: IDS },
+        "identifier-space size, or a range like 4-6 drawn per run",
+    ),
+    OptionDecl::new(
+        "steps",
+        "40",
+        Allowed::Int { min: 0, max: weft_core::options::MAX_REQUESTS },
+        "atomic mode: fault-phase length in steps",
+    ),
+    OptionDecl::new(
+        "failures",
+        "2",
+        Allowed::Int { min: 0, max: IDS },
+        "most node failures in one run",
+    ),
+    OptionDecl::new("reuse", "false", Allowed::Bool, "may a failed identity join again"),
+    OptionDecl::new(
+        "fused",
+        "false",
+        Allowed::Bool,
+        "literal/original: stabilize and reconcile as one step (D1)",
+    ),
+    OptionDecl::new(
+        "initial",
+        "auto",
+        Allowed::WordOrInt { words: &["auto"], min: 1, max: IDS },
+        "corrected: members of the initial ideal ring (auto = r+1)",
+    ),
+    OptionDecl::new(
+        "swarm",
+        "true",
+        Allowed::Bool,
+        "atomic: draw per-run weights for each kind of step",
+    ),
+    OptionDecl::new(
+        "gate",
+        "auto",
+        Allowed::Word(&["auto", "successor", "principal", "unguarded"]),
+        "failure gate: auto, successor, principal or unguarded",
+    ),
+];
+
 impl Target for Chord {
     fn info(&self) -> TargetInfo {
-        let opt = |name, default, summary| OptionInfo { name, default, summary };
         TargetInfo {
             name: "chord",
             summary:
@@ -182,20 +240,13 @@ impl Target for Chord {
                 },
                 VariantInfo { name: "corrected", summary: "Zave's corrected protocol (TSE 2017)" },
             ],
-            options: vec![
-                opt("mode", "atomic", "atomic (one step per operation) or messages"),
-                opt("r", "2", "successor-list length (1..=4)"),
-                opt("ids", "5", "identifier-space size, or a range like 4-6 drawn per run"),
-                opt("steps", "40", "atomic mode: fault-phase length in steps"),
-                opt("failures", "2", "most node failures in one run"),
-                opt("reuse", "false", "may a failed identity join again"),
-                opt("fused", "false", "literal/original: stabilize and reconcile as one step (D1)"),
-                opt("initial", "auto", "corrected: members of the initial ideal ring (auto = r+1)"),
-                opt("swarm", "true", "atomic: draw per-run weights for each kind of step"),
-                opt("gate", "auto", "failure gate: auto, successor, principal or unguarded"),
-            ],
+            options: weft_core::options::infos(OPTIONS),
             properties: property_infos(),
         }
+    }
+
+    fn options(&self) -> Vec<OptionDecl> {
+        OPTIONS.to_vec()
     }
 
     fn prepare(&self, spec: &RunSpec) -> Result<Box<dyn Runner>, ConfigError> {

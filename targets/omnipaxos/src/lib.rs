@@ -28,8 +28,8 @@ pub mod node;
 use library::{Library, Tuning, V0_2_0, V0_2_1, V0_2_2, V0_2_3};
 use node::{OpNode, Req, PROBE_BASE};
 use weft_core::{
-    ConfigError, Decisions, Modality, OptionInfo, PropertyInfo, Ratio, RunSpec, Runner, Scenario,
-    SimDuration, SimTime, Target, TargetInfo, VariantInfo,
+    Allowed, ConfigError, Decisions, Modality, OptionDecl, PropertyInfo, Ratio, RunSpec, Runner,
+    Scenario, SimDuration, SimTime, Target, TargetInfo, VariantInfo,
 };
 use weft_sim::{Check, NodeId, Property, SimRunner, SimSpec};
 
@@ -93,6 +93,30 @@ pub struct Options {
     pub loss: Ratio,
 }
 
+const COUNT: Allowed = Allowed::Int { min: 0, max: weft_core::options::MAX_REQUESTS };
+
+const OPTIONS: &[OptionDecl] = &[
+    OptionDecl::new("appends", "20", COUNT, "client appends spread over the fault phase"),
+    OptionDecl::new(
+        "flaps",
+        "8",
+        COUNT,
+        "link flaps in the fault phase (reconnected() on both ends after)",
+    ),
+    OptionDecl::new(
+        "flap-max",
+        "300ms",
+        Allowed::Duration { min: SimDuration::from_millis(1), max: weft_core::scenario::MAX_PHASE },
+        "longest link flap",
+    ),
+    OptionDecl::new(
+        "loss",
+        "0",
+        Allowed::Ratio,
+        "per-message loss ratio in the fault phase, e.g. 1/50 (0: none)",
+    ),
+];
+
 impl Target for OmniPaxos {
     fn info(&self) -> TargetInfo {
         TargetInfo {
@@ -102,24 +126,7 @@ impl Target for OmniPaxos {
                 .iter()
                 .map(|&(name, summary)| VariantInfo { name, summary })
                 .collect(),
-            options: vec![
-                OptionInfo {
-                    name: "appends",
-                    default: "20",
-                    summary: "client appends spread over the fault phase",
-                },
-                OptionInfo {
-                    name: "flaps",
-                    default: "8",
-                    summary: "link flaps in the fault phase (reconnected() on both ends after)",
-                },
-                OptionInfo { name: "flap-max", default: "300ms", summary: "longest link flap" },
-                OptionInfo {
-                    name: "loss",
-                    default: "0",
-                    summary: "per-message loss ratio in the fault phase, e.g. 1/50 (0: none)",
-                },
-            ],
+            options: weft_core::options::infos(OPTIONS),
             properties: table::<V0_2_3>()
                 .iter()
                 .map(|&(name, modality, summary, _)| PropertyInfo { name, modality, summary })
@@ -127,9 +134,13 @@ impl Target for OmniPaxos {
         }
     }
 
+    fn options(&self) -> Vec<OptionDecl> {
+        OPTIONS.to_vec()
+    }
+
     fn prepare(&self, spec: &RunSpec) -> Result<Box<dyn Runner>, ConfigError> {
         let info = self.info();
-        info.validate(spec)?;
+        weft_core::check_spec(self, spec)?;
         let bad = |option: &str, reason: &str| info.bad_option(spec, option, reason);
         let opts = Options {
             appends: info.parse_option(spec, "appends")?,

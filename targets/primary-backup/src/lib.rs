@@ -9,8 +9,8 @@
 //! write, one crash of the primary between the acknowledgement and the replica's delivery.
 
 use weft_core::{
-    ConfigError, Modality, OptionInfo, PropertyInfo, RunSpec, Runner, Scenario, SimDuration,
-    SimTime, Target, TargetInfo, VariantInfo,
+    Allowed, ConfigError, Modality, OptionDecl, PropertyInfo, RunSpec, Runner, Scenario,
+    SimDuration, SimTime, Target, TargetInfo, VariantInfo,
 };
 use weft_sim::{Check, Ctx, Node, NodeId, Property, SimRunner, SimSpec, TimerId, View};
 
@@ -202,6 +202,13 @@ const PROPERTIES: [(&str, Modality, &str, Check<PbNode>); 3] = [
     ),
 ];
 
+const OPTIONS: &[OptionDecl] = &[OptionDecl::new(
+    "writes",
+    "20",
+    Allowed::Int { min: 0, max: weft_core::options::MAX_REQUESTS },
+    "client writes per run, spread over the fault phase",
+)];
+
 impl Target for PrimaryBackup {
     fn info(&self) -> TargetInfo {
         TargetInfo {
@@ -215,11 +222,7 @@ impl Target for PrimaryBackup {
                 },
                 VariantInfo { name: "fixed", summary: "acknowledges only after the backup's ack" },
             ],
-            options: vec![OptionInfo {
-                name: "writes",
-                default: "20",
-                summary: "client writes per run, spread over the fault phase",
-            }],
+            options: weft_core::options::infos(OPTIONS),
             properties: PROPERTIES
                 .iter()
                 .map(|&(name, modality, summary, _)| PropertyInfo { name, modality, summary })
@@ -227,9 +230,13 @@ impl Target for PrimaryBackup {
         }
     }
 
+    fn options(&self) -> Vec<OptionDecl> {
+        OPTIONS.to_vec()
+    }
+
     fn prepare(&self, spec: &RunSpec) -> Result<Box<dyn Runner>, ConfigError> {
         let info = self.info();
-        info.validate(spec)?;
+        weft_core::check_spec(self, spec)?;
         let writes: u64 = info.parse_option(spec, "writes")?;
         let buggy = spec.variant == "buggy";
         let sim = SimSpec {

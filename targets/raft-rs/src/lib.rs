@@ -29,8 +29,8 @@ pub mod node;
 use library::{Library, Tuning, V0_4_1, V0_4_2};
 use node::{NodeOptions, RaftNode, Req, PROBE_BASE};
 use weft_core::{
-    ConfigError, Decisions, Modality, OptionInfo, PropertyInfo, Ratio, RunSpec, Runner, Scenario,
-    SimTime, Target, TargetInfo, VariantInfo,
+    Allowed, ConfigError, Decisions, Modality, OptionDecl, PropertyInfo, Ratio, RunSpec, Runner,
+    Scenario, SimTime, Target, TargetInfo, VariantInfo,
 };
 use weft_sim::{Check, NodeId, Property, SimRunner, SimSpec};
 
@@ -95,6 +95,40 @@ pub struct Options {
     pub tick_jitter_ms: u64,
 }
 
+const COUNT: Allowed = Allowed::Int { min: 0, max: weft_core::options::MAX_REQUESTS };
+/// Nodes in the world, at most.
+const MAX_NODES: u64 = 9;
+
+const OPTIONS: &[OptionDecl] = &[
+    OptionDecl::new("initial", "3", Allowed::Int { min: 1, max: MAX_NODES }, "bootstrap voters"),
+    OptionDecl::new(
+        "nodes",
+        "5",
+        Allowed::Int { min: 1, max: MAX_NODES },
+        "nodes in all; the ones past `initial` join by conf change",
+    ),
+    OptionDecl::new("proposals", "20", COUNT, "client proposals spread over the fault phase"),
+    OptionDecl::new("transfers", "16", COUNT, "leader-transfer requests in the fault phase"),
+    OptionDecl::new(
+        "add-retries",
+        "6",
+        Allowed::Int { min: 0, max: 1000 },
+        "requests to add each joining node (lost ones are retried)",
+    ),
+    OptionDecl::new(
+        "apply-lag",
+        "500",
+        Allowed::Int { min: 0, max: 60_000 },
+        "longest delay of one apply step behind commit, in ms",
+    ),
+    OptionDecl::new(
+        "tick-jitter",
+        "0",
+        Allowed::Int { min: 0, max: 10_000 },
+        "longest extra length of one 10 ms tick, in ms (0: none)",
+    ),
+];
+
 impl Target for RaftRs {
     fn info(&self) -> TargetInfo {
         TargetInfo {
@@ -104,39 +138,7 @@ impl Target for RaftRs {
                 .iter()
                 .map(|&(name, summary)| VariantInfo { name, summary })
                 .collect(),
-            options: vec![
-                OptionInfo { name: "initial", default: "3", summary: "bootstrap voters" },
-                OptionInfo {
-                    name: "nodes",
-                    default: "5",
-                    summary: "nodes in all; the ones past `initial` join by conf change (max 9)",
-                },
-                OptionInfo {
-                    name: "proposals",
-                    default: "20",
-                    summary: "client proposals spread over the fault phase",
-                },
-                OptionInfo {
-                    name: "transfers",
-                    default: "16",
-                    summary: "leader-transfer requests in the fault phase",
-                },
-                OptionInfo {
-                    name: "add-retries",
-                    default: "6",
-                    summary: "requests to add each joining node (lost ones are retried)",
-                },
-                OptionInfo {
-                    name: "apply-lag",
-                    default: "500",
-                    summary: "longest delay of one apply step behind commit, in ms",
-                },
-                OptionInfo {
-                    name: "tick-jitter",
-                    default: "0",
-                    summary: "longest extra length of one 10 ms tick, in ms (0: none)",
-                },
-            ],
+            options: weft_core::options::infos(OPTIONS),
             properties: table::<V0_4_2>()
                 .iter()
                 .map(|&(name, modality, summary, _)| PropertyInfo { name, modality, summary })
@@ -144,9 +146,13 @@ impl Target for RaftRs {
         }
     }
 
+    fn options(&self) -> Vec<OptionDecl> {
+        OPTIONS.to_vec()
+    }
+
     fn prepare(&self, spec: &RunSpec) -> Result<Box<dyn Runner>, ConfigError> {
         let info = self.info();
-        info.validate(spec)?;
+        weft_core::check_spec(self, spec)?;
         let bad = |option: &str, reason: &str| info.bad_option(spec, option, reason);
         let opts = Options {
             initial: info.parse_option(spec, "initial")?,
@@ -160,8 +166,8 @@ impl Target for RaftRs {
         if opts.initial == 0 {
             return Err(bad("initial", "expected at least 1 bootstrap voter"));
         }
-        if opts.nodes < opts.initial || opts.nodes > 9 {
-            return Err(bad("nodes", "expected between `initial` and 9 nodes"));
+        if opts.nodes < opts.initial {
+            return Err(bad("nodes", &format!("expected `initial` ({}) to 9 nodes", opts.initial)));
         }
         Ok(match spec.variant.as_str() {
             "0.4.1" => runner::<V0_4_1>(opts, spec.property.clone()),

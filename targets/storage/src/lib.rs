@@ -16,8 +16,8 @@
 mod log;
 
 use weft_core::{
-    ConfigError, Contract, Modality, OptionInfo, PropertyInfo, Ratio, RunSpec, Runner, Scenario,
-    SimDuration, Target, TargetInfo, VariantInfo,
+    Allowed, ConfigError, Contract, Modality, OptionDecl, PropertyInfo, Ratio, RunSpec, Runner,
+    Scenario, SimDuration, Target, TargetInfo, VariantInfo,
 };
 use weft_sim::{Check, Ctx, Node, NodeId, Property, SimRunner, SimSpec, TimerId, View};
 
@@ -307,6 +307,17 @@ const PROPERTIES: [(&str, Modality, &str, Check<StorageNode>); 2] = [
 /// One of the demonstration targets.
 pub struct StorageDemo(pub Demo);
 
+/// Most client writes per run: the demonstrations' recovery rereads the whole log, so a run
+/// costs the square of its writes (1,000 take 0.4 s; 100,000 took four minutes).
+const MAX_WRITES: u64 = 1_000;
+
+const OPTIONS: &[OptionDecl] = &[OptionDecl::new(
+    "writes",
+    "40",
+    Allowed::Int { min: 0, max: MAX_WRITES },
+    "client writes per run, spread over the fault phase",
+)];
+
 impl Target for StorageDemo {
     fn info(&self) -> TargetInfo {
         let summary = match self.0 {
@@ -325,11 +336,7 @@ impl Target for StorageDemo {
                 VariantInfo { name: "buggy", summary: "the classic bug" },
                 VariantInfo { name: "fixed", summary: "the textbook fix" },
             ],
-            options: vec![OptionInfo {
-                name: "writes",
-                default: "40",
-                summary: "client writes per run, spread over the fault phase",
-            }],
+            options: weft_core::options::infos(OPTIONS),
             properties: PROPERTIES
                 .iter()
                 .map(|&(name, modality, summary, _)| PropertyInfo { name, modality, summary })
@@ -337,9 +344,13 @@ impl Target for StorageDemo {
         }
     }
 
+    fn options(&self) -> Vec<OptionDecl> {
+        OPTIONS.to_vec()
+    }
+
     fn prepare(&self, spec: &RunSpec) -> Result<Box<dyn Runner>, ConfigError> {
         let info = self.info();
-        info.validate(spec)?;
+        weft_core::check_spec(self, spec)?;
         let writes: u64 = info.parse_option(spec, "writes")?;
         let (demo, buggy) = (self.0, spec.variant == "buggy");
         let sim = SimSpec {

@@ -77,19 +77,25 @@ impl World<'_> {
 
     /// Kills node `node`'s process (an injected crash: not a failure of the target).
     pub(super) fn crash(&mut self, node: u32) {
-        let Some(p) = self.procs.iter().rposition(|p| p.node == node && p.alive) else { return };
-        self.drain(p);
-        if !self.procs[p].partial.is_empty() {
-            let rest = std::mem::take(&mut self.procs[p].partial);
-            self.emit_line(p, &rest);
+        // Every process of the node dies with it: its own program and every child forked there.
+        let family: Vec<usize> = (0..self.procs.len())
+            .filter(|&p| self.procs[p].node == node && self.procs[p].alive)
+            .collect();
+        if family.is_empty() {
+            return;
         }
-        let mut status = 0;
-        // SAFETY: killing and reaping our own child; all its threads wait for the baton.
-        unsafe {
-            libc::kill(self.procs[p].pid, libc::SIGKILL);
-            libc::waitpid(self.procs[p].pid, &mut status, 0);
+        for &p in &family {
+            self.drain(p);
+            if !self.procs[p].partial.is_empty() {
+                let rest = std::mem::take(&mut self.procs[p].partial);
+                self.emit_line(p, &rest);
+            }
         }
-        self.mark_gone(p);
+        // SAFETY: all their threads wait for the baton; killing processes of the run.
+        for &p in &family {
+            self.kill_process(p);
+            self.orphan_children(p);
+        }
         self.reset_node_streams(node);
         self.fds.close_node(node);
         self.pipes.close_node(node);

@@ -2,9 +2,14 @@
 //! descriptor refers to an object ([`ObjId`]): a socket, or a process-local object (a pipe
 //! end, an eventfd, a socketpair end). Several descriptors may refer to one (`dup`, `dup2`,
 //! `dup3`, `fcntl(F_DUPFD)`), and the object lives until the last of them is closed, as an open
-//! file description does on Linux. Today a node has one process, so a descriptor is keyed by
-//! `(node, fd)`; every lookup goes through this API, so descriptors shared across `fork`
-//! change this one place.
+//! file description does on Linux.
+//!
+//! Each process has its own table (`fork` copies the parent's, every descriptor referring to
+//! the same objects, so a socket shared by parent and child stays one socket until both have
+//! closed it). Lookups name the node, and resolve in the table of the node's process being
+//! served ([`Fds::enter`]: the run loop enters a thread's process before it serves or wakes
+//! it). A node's own program has table number `node`, so a run without children never enters
+//! anything else.
 
 use super::local::Local;
 use super::sockets::Sock;
@@ -26,16 +31,58 @@ struct Entry {
     obj: Object,
 }
 
+/// Table numbers of forked children start here (a node's own program has table `node`).
+pub(super) const CHILD_TABLE_BASE: u32 = 1 << 16;
+
 /// Every open simulated descriptor of every process, and the objects they refer to.
 #[derive(Default)]
 pub(super) struct Fds {
+    /// `(table, fd)` to object.
     fds: BTreeMap<(u32, i32), ObjId>,
     /// Every object some descriptor refers to.
     objs: BTreeMap<ObjId, Entry>,
     next: u64,
+    /// Per node, the table lookups resolve in (absent: the node's own, `node`).
+    current: BTreeMap<u32, u32>,
+    /// The node of every child's table.
+    owner: BTreeMap<u32, u32>,
 }
 
 impl Fds {
+    /// Lookups for `node` resolve in `table` from now on; answers the table they did.
+    pub(super) fn enter(&mut self, node: u32, table: u32) -> u32 {
+        let was = self.table(node);
+        if table == node {
+            self.current.remove(&node);
+        } else {
+            self.current.insert(node, table);
+        }
+        was
+    }
+
+    fn table(&self, node: u32) -> u32 {
+        self.current.get(&node).copied().unwrap_or(node)
+    }
+
+    fn key(&self, node: u32, fd: i32) -> (u32, i32) {
+        (self.table(node), fd)
+    }
+
+    /// A fork on `node`: table `child` becomes a copy of `parent`, referring to the same
+    /// objects.
+    pub(super) fn fork_table(&mut self, node: u32, parent: u32, child: u32) {
+        let copied: Vec<(i32, ObjId)> = self
+            .fds
+            .range((parent, i32::MIN)..=(parent, i32::MAX))
+            .map(|(k, id)| (k.1, *id))
+            .collect();
+        for (fd, id) in copied {
+            self.objs.get_mut(&id).expect("referenced object").refs += 1;
+            self.fds.insert((child, fd), id);
+        }
+        self.owner.insert(child, node);
+    }
+
     /// Records a new socket at `fd` of `node`'s process; answers its object. A descriptor
     /// still recorded there was closed behind the shim's back, and is forgotten.
     pub(super) fn open_socket(&mut self, node: u32, fd: i32, sock: Sock) -> ObjId {
@@ -53,20 +100,22 @@ impl Fds {
         self.next += 1;
         let id = (node, self.next);
         self.objs.insert(id, Entry { refs: 1, obj });
-        self.fds.insert((node, fd), id);
+        let k = self.key(node, fd);
+        self.fds.insert(k, id);
         id
     }
 
     /// Makes `new` of `node`'s process refer to what `old` refers to (the caller has closed
     /// `new`). False if `old` is not open.
     pub(super) fn dup(&mut self, node: u32, old: i32, new: i32) -> bool {
-        let Some(&id) = self.fds.get(&(node, old)) else { return false };
+        let Some(&id) = self.fds.get(&self.key(node, old)) else { return false };
         if old == new {
             return true;
         }
         self.close(node, new);
         self.objs.get_mut(&id).expect("referenced object").refs += 1;
-        self.fds.insert((node, new), id);
+        let k = self.key(node, new);
+        self.fds.insert(k, id);
         true
     }
 
@@ -79,26 +128,29 @@ impl Fds {
     /// Closes `fd` of `node`'s process; the object goes with its last descriptor, and is
     /// answered then.
     pub(super) fn close(&mut self, node: u32, fd: i32) -> Option<Object> {
-        let id = self.fds.remove(&(node, fd))?;
+        let id = self.fds.remove(&self.key(node, fd))?;
         let e = self.objs.get_mut(&id).expect("referenced object");
         e.refs -= 1;
         (e.refs == 0).then(|| self.objs.remove(&id).expect("referenced object").obj)
     }
 
-    /// Closes every descriptor and socket of `node`'s process (it crashed).
+    /// Closes every descriptor and object of `node`'s processes (it crashed).
     pub(super) fn close_node(&mut self, node: u32) {
-        self.fds.retain(|k, _| k.0 != node);
+        let owner = std::mem::take(&mut self.owner);
+        self.fds.retain(|k, _| k.0 != node && owner.get(&k.0).is_none_or(|&n| n != node));
         self.objs.retain(|k, _| k.0 != node);
+        self.owner = owner.into_iter().filter(|&(_, n)| n != node).collect();
+        self.current.remove(&node);
     }
 
     /// The socket `fd` of `node`'s process refers to.
     pub(super) fn id(&self, node: u32, fd: i32) -> Option<ObjId> {
-        self.fds.get(&(node, fd)).copied()
+        self.fds.get(&self.key(node, fd)).copied()
     }
 
     /// True when `fd` of `node`'s process is open (a socket or a process-local object).
     pub(super) fn is_open(&self, node: u32, fd: i32) -> bool {
-        self.fds.contains_key(&(node, fd))
+        self.fds.contains_key(&self.key(node, fd))
     }
 
     /// True when `fd` of `node`'s process is a stream socket.
@@ -151,7 +203,8 @@ impl Fds {
 
     /// The open descriptors of `node`'s process, in fd order.
     pub(super) fn fds_of(&self, node: u32) -> Vec<i32> {
-        self.fds.range((node, i32::MIN)..=(node, i32::MAX)).map(|(k, _)| k.1).collect()
+        let t = self.table(node);
+        self.fds.range((t, i32::MIN)..=(t, i32::MAX)).map(|(k, _)| k.1).collect()
     }
 
     /// The sockets of `node`'s process, in creation order.

@@ -8,10 +8,11 @@
 //!
 //! Requests are served by one handler per operation (`op_*`), each in its family's module:
 //! [`time`], [`sockets`] and [`stream`], [`local`] (pipes, eventfds, socketpairs), [`poll`],
-//! [`threads`], [`process`], [`files`];
+//! [`threads`], [`process`] and [`children`], [`signals`], [`timers`], [`files`];
 //! injected faults live in [`faults`], and [`fds`] owns what each (process, fd) refers to.
 
 mod busy;
+mod children;
 mod faults;
 mod fds;
 mod files;
@@ -20,11 +21,13 @@ mod local;
 mod pin;
 mod poll;
 mod process;
+mod signals;
 mod sockets;
 mod stall;
 mod stream;
 mod threads;
 mod time;
+mod timers;
 
 use crate::config::{HostConfig, OnIdle};
 use crate::proto::*;
@@ -137,6 +140,11 @@ enum Wait {
     Unborn(usize),
     /// Until the thread with this index has ended.
     Join(usize),
+    /// In `waitpid` until a child (virtual pid `sel`, or any when -1) has ended.
+    Child {
+        sel: i64,
+        nowait: bool,
+    },
     /// Until the mutex at this address (in its process) is unlocked.
     Mutex(u64),
     /// In a futex wait on this address (in its process) until woken, or the deadline.
@@ -148,6 +156,22 @@ enum Wait {
     Cond {
         addr: u64,
         deadline: Option<SimTime>,
+    },
+    /// In sigsuspend/pause until a signal is delivered.
+    Suspend,
+    /// In sigwait for a signal of `set` (a mask), or the deadline.
+    Sigwait {
+        set: u64,
+        deadline: Option<SimTime>,
+    },
+    /// In a blocking read of timerfd `fd` until it has expired.
+    TimerfdRead {
+        fd: i32,
+    },
+    /// In a blocking read of signalfd `fd` (for up to `max` signals).
+    SignalfdRead {
+        fd: i32,
+        max: usize,
     },
     Gone,
 }
@@ -166,21 +190,35 @@ impl Wait {
             Wait::Recv { deadline, .. }
             | Wait::Poll { deadline, .. }
             | Wait::Cond { deadline, .. }
-            | Wait::Futex { deadline, .. } => deadline,
+            | Wait::Futex { deadline, .. }
+            | Wait::Sigwait { deadline, .. } => deadline,
             _ => None,
         }
     }
 }
 
-/// A simulated process (one node).
+/// A simulated process: a node's own program, or a child one of its processes forked.
 struct Proc {
     node: u32,
     pid: libc::pid_t,
+    /// What `getpid` answers in it.
+    vpid: u32,
     out: OwnedFd,
     partial: Vec<u8>,
     alive: bool,
     /// Hand-offs made by this process's threads so far.
     steps: u64,
+    sig: signals::ProcSignals,
+    /// The process that forked it, while that one lives (None: a node's own program).
+    parent: Option<usize>,
+    /// A forked child is not the host's child: its end is seen through this pidfd.
+    pidfd: Option<OwnedFd>,
+    /// Ended, and not yet waited for by its parent.
+    zombie: bool,
+    /// The status it announced when exiting (`OP_EXIT`), if it did.
+    announced: Option<i64>,
+    /// Its descriptor table in `fds` (`node` for a node's own program).
+    table: u32,
 }
 
 /// A simulated thread: the unit the baton passes between.
@@ -188,6 +226,7 @@ struct Thread {
     proc: usize,
     slot: usize,
     wait: Wait,
+    sig: signals::ThreadSignals,
     /// Modelled CPU time ([`busy`]).
     cpu: busy::Cpu,
 }
@@ -235,6 +274,8 @@ pub(crate) struct World<'a> {
     flights: BTreeMap<(SimTime, u64), Flight>,
     conns: BTreeMap<u64, stream::Conn>,
     segments: BTreeMap<(SimTime, u64), stream::Segment>,
+    /// Every process's timers, by (process, timer id).
+    timers: BTreeMap<(usize, i64), timers::Timer>,
     now: SimTime,
     seq: u64,
     next_port: Vec<u16>,
@@ -329,6 +370,7 @@ pub(crate) fn run(
         flights: BTreeMap::new(),
         conns: BTreeMap::new(),
         segments: BTreeMap::new(),
+        timers: BTreeMap::new(),
         now: SimTime::ZERO,
         seq: 0,
         next_port: vec![EPHEMERAL_PORT_FIRST; cfg.nodes as usize],
@@ -422,6 +464,7 @@ impl World<'_> {
             self.timed_due()?;
             self.deliver_due();
             self.deliver_segments();
+            self.timers_due();
             self.wake_blocked();
             // Reused from step to step: this loop runs once per hand-off.
             self.runnable.clear();
@@ -464,7 +507,9 @@ impl World<'_> {
 
     /// Gives the baton to `p` and handles what it asks next.
     fn step(&mut self, t: usize) {
+        self.attach_signals(t);
         let s = self.slot(t);
+        let p = self.threads[t].proc;
         // SAFETY: `t` is waiting on its turn word; storing TURN_THREAD hands it the baton.
         let turn = unsafe { &(*s).turn };
         let asleep = turn.swap(TURN_THREAD, Ordering::AcqRel) & TURN_SLEEPING != 0;
@@ -472,7 +517,6 @@ impl World<'_> {
         if asleep && !passed {
             futex_wake(turn);
         }
-        let p = self.threads[t].proc;
         self.procs[p].steps += 1;
         match self.wait_for_request(t) {
             Resumed::Request(op) => self.handle(t, op),
@@ -580,6 +624,7 @@ impl World<'_> {
     fn handle(&mut self, t: usize, op: u32) {
         let p = self.threads[t].proc;
         let c = Caller { t, p, node: self.procs[p].node };
+        self.fds.enter(c.node, self.procs[p].table);
         // Threads `t` created are alive now that it is back.
         for x in self.threads.iter_mut() {
             if x.wait == Wait::Unborn(t) {
@@ -594,7 +639,11 @@ impl World<'_> {
             self.charge(t, slot.local_calls);
         }
         let reply = match op {
-            OP_SPIN | OP_YIELD | OP_HELLO => Reply::Ret(0),
+            OP_SPIN | OP_YIELD => Reply::Ret(0),
+            OP_HELLO => self.op_exec_hello(c, slot),
+            OP_FORK => self.op_fork(c, slot),
+            OP_FORKED => self.op_forked(c, slot),
+            OP_WAIT => self.op_wait(c, slot),
             OP_SLEEP => self.op_sleep(c, slot),
             OP_SOCKET => self.op_socket(c, slot),
             OP_CLOSE => self.op_close(c, slot),
@@ -625,6 +674,18 @@ impl World<'_> {
             OP_FUTEX_WAIT => self.op_futex_wait(c, slot),
             OP_FUTEX_WAKE => self.op_futex_wake(c, slot),
             OP_COND_SIGNAL => self.op_cond_signal(c, slot),
+            OP_SIGACTION => self.op_sigaction(c, slot),
+            OP_SIGMASK => self.op_sigmask(c, slot),
+            OP_KILL => self.op_kill(c, slot),
+            OP_SIGSUSPEND => self.op_sigsuspend(c, slot),
+            OP_SIGWAIT => self.op_sigwait(c, slot),
+            OP_TIMER_CREATE => self.op_timer_create(c, slot),
+            OP_TIMER_SET => self.op_timer_set(c, slot),
+            OP_TIMER_GET => self.op_timer_get(c, slot),
+            OP_TIMER_DELETE => self.op_timer_delete(c, slot),
+            OP_TIMERFD_READ => self.op_timerfd_read(c, slot),
+            OP_SIGNALFD => self.op_signalfd(c, slot),
+            OP_SIGNALFD_READ => self.op_signalfd_read(c, slot),
             OP_UNSUPPORTED => self.op_unsupported(c, slot),
             other => self.op_unknown(c, other),
         };
@@ -650,6 +711,7 @@ impl World<'_> {
     fn wake_blocked(&mut self) {
         for t in 0..self.threads.len() {
             let node = self.procs[self.threads[t].proc].node;
+            self.fds.enter(node, self.procs[self.threads[t].proc].table);
             let s = self.slot(t);
             // SAFETY: blocked processes wait for TURN_THREAD; their slots are ours.
             let slot = unsafe { &mut *s };
@@ -674,11 +736,16 @@ impl World<'_> {
                     }
                 }
                 Wait::Poll { count, deadline, retry } => {
-                    let n = self.poll_ready(node, slot, count);
-                    let look_again =
-                        retry.is_some_and(|s| s != self.procs[self.threads[t].proc].steps);
+                    let n = self.poll_ready(node, self.threads[t].proc, slot, count);
+                    let look_again = retry.is_some_and(|s| s != self.node_steps(node));
                     if n > 0 || look_again || deadline.is_some_and(|d| d <= self.now) {
                         slot.ret = n as i64;
+                        self.threads[t].wait = Wait::Ready;
+                    }
+                }
+                Wait::Child { sel, nowait } => {
+                    if let Some(r) = self.wait_result(self.threads[t].proc, sel, nowait, slot) {
+                        slot.ret = r;
                         self.threads[t].wait = Wait::Ready;
                     }
                 }
@@ -694,6 +761,9 @@ impl World<'_> {
                     slot.ret = -(libc::ETIMEDOUT as i64);
                     self.threads[t].wait = Wait::Ready;
                 }
+                Wait::Sigwait { .. } => self.wake_sigwait(t),
+                Wait::TimerfdRead { fd } => self.wake_timerfd(t, fd),
+                Wait::SignalfdRead { fd, max } => self.wake_signalfd(t, fd, max, slot),
                 _ => {}
             }
         }

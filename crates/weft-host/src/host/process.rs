@@ -21,29 +21,32 @@ impl World<'_> {
         self.procs.push(Proc {
             node,
             pid: spawned.pid,
+            vpid: virtual_pid(node),
             out: spawned.out,
             partial: Vec::new(),
             alive: true,
             steps: 0,
+            sig: Default::default(),
+            parent: None,
+            pidfd: None,
+            zombie: false,
+            announced: None,
+            table: node,
         });
         let p = self.procs.len() - 1;
-        self.threads.push(Thread { proc: p, slot, wait: Wait::Hello, cpu: busy::Cpu::default() });
+        self.threads.push(Thread {
+            proc: p,
+            slot,
+            wait: Wait::Hello,
+            sig: Default::default(),
+            cpu: busy::Cpu::default(),
+        });
         let t = self.threads.len() - 1;
         self.event(node, EventKind::Start, None, None, 0, || {
             format!("start {} as {}", launch.program.display(), format_ip(node_ip(node)))
         });
         match self.wait_for_request(t) {
-            Resumed::Request(OP_HELLO) => {
-                let seed = derive_seed(self.decisions.choose(u64::MAX), node as u64);
-                let s = self.slot(t);
-                // SAFETY: the process waits for TURN_THREAD; the host owns the slot fields.
-                unsafe {
-                    (*s).args[0] = seed as i64;
-                    (*s).args[1] = virtual_pid(node) as i64;
-                    (*s).ret = 0;
-                }
-                self.threads[t].wait = Wait::Ready;
-            }
+            Resumed::Request(OP_HELLO) => self.answer_hello(t),
             Resumed::Request(op) => self.handle(t, op),
             Resumed::Died(status) => {
                 self.died(p, status);
@@ -70,7 +73,16 @@ impl World<'_> {
         Ok(())
     }
 
+    /// The wait status of `p` if it has ended. A forked child is not ours to reap (its parent
+    /// does): its pidfd tells that it ended, its announced status what it was.
     pub(super) fn try_reap(&mut self, p: usize) -> Option<i32> {
+        if let Some(fd) = &self.procs[p].pidfd {
+            let mut pfd = libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+            // SAFETY: polling our own pidfd without blocking.
+            let ready = unsafe { libc::poll(&mut pfd, 1, 0) } > 0;
+            let code = self.procs[p].announced.unwrap_or(0).clamp(0, 255) as i32;
+            return ready.then_some(code << 8);
+        }
         let mut status = 0;
         let r = spawn::reap(self.procs[p].pid, &mut status, libc::WNOHANG);
         (r == self.procs[p].pid).then_some(status)
@@ -133,9 +145,12 @@ impl World<'_> {
         }
         let node = self.procs[p].node;
         self.mark_gone(p);
-        for fd in self.fds.fds_of(node) {
-            // As the kernel does at exit: connected streams end with a FIN.
-            self.close_fd(node, fd);
+        self.orphan_children(p);
+        self.close_process_fds(p);
+        if self.procs[p].pidfd.is_some() {
+            // A forked child: its status is its parent's business, not the run's.
+            self.child_ended(p);
+            return;
         }
         if libc::WIFEXITED(status) {
             let code = libc::WEXITSTATUS(status);
@@ -171,6 +186,17 @@ impl World<'_> {
         }
     }
 
+    /// Closes every descriptor of process `p`, as the kernel does at exit: a connected stream
+    /// whose last descriptor this was ends with a FIN.
+    pub(super) fn close_process_fds(&mut self, p: usize) {
+        let node = self.procs[p].node;
+        let was = self.fds.enter(node, self.procs[p].table);
+        for fd in self.fds.fds_of(node) {
+            self.close_fd(node, fd);
+        }
+        self.fds.enter(node, was);
+    }
+
     /// The process announced its exit: wait (in real time, nothing else runs) until it is gone.
     pub(super) fn await_exit(&mut self, p: usize) {
         #[allow(clippy::disallowed_methods)] // real-time bound on a process's exit path
@@ -200,18 +226,27 @@ impl World<'_> {
     pub(super) fn kill_all(&mut self) {
         for p in 0..self.procs.len() {
             if self.procs[p].alive {
-                let mut status = 0;
-                // SAFETY: killing and reaping our own child.
-                unsafe {
-                    libc::kill(self.procs[p].pid, libc::SIGKILL);
-                    libc::waitpid(self.procs[p].pid, &mut status, 0);
-                }
-                self.mark_gone(p);
+                self.kill_process(p);
             }
         }
     }
 
-    pub(super) fn op_exit(&mut self, c: Caller, _slot: &mut Slot) -> Reply {
+    /// Kills process `p` for real (the run or its node ends), reaping it if it is ours; a
+    /// forked child is left to its parent or to init.
+    pub(super) fn kill_process(&mut self, p: usize) {
+        let mut status = 0;
+        // SAFETY: killing a process of the run, reaping only our own child.
+        unsafe {
+            libc::kill(self.procs[p].pid, libc::SIGKILL);
+            if self.procs[p].pidfd.is_none() {
+                libc::waitpid(self.procs[p].pid, &mut status, 0);
+            }
+        }
+        self.mark_gone(p);
+    }
+
+    pub(super) fn op_exit(&mut self, c: Caller, slot: &mut Slot) -> Reply {
+        self.procs[c.p].announced = (slot.args[0] >= 0).then_some(slot.args[0]);
         self.await_exit(c.p);
         Reply::Settled
     }
@@ -226,12 +261,12 @@ impl World<'_> {
             format!("unsupported: {what}")
         });
         self.fail(Outcome::Unsupported { detail });
-        // SAFETY: killing our own child, which does not wait for an answer.
-        unsafe { libc::kill(self.procs[c.p].pid, libc::SIGKILL) };
-        let mut status = 0;
-        // SAFETY: reaping our own child.
-        unsafe { libc::waitpid(self.procs[c.p].pid, &mut status, 0) };
-        self.mark_gone(c.p);
+        // The whole node goes: the process does not wait for an answer, nor should its family.
+        for p in 0..self.procs.len() {
+            if self.procs[p].alive && self.procs[p].node == node {
+                self.kill_process(p);
+            }
+        }
         Reply::Settled
     }
 

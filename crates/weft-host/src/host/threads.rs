@@ -8,10 +8,12 @@ impl World<'_> {
         let Some(k) = self.free_slot() else { return Reply::Ret(-(libc::EAGAIN as i64)) };
         self.region.reset_slot(k);
         // The new thread waits for the baton before running any program code.
+        let sig = signals::ThreadSignals::inherit(&self.threads[c.t].sig);
         self.threads.push(Thread {
             proc: c.p,
             slot: k,
             wait: Wait::Unborn(c.t),
+            sig,
             cpu: busy::Cpu::default(),
         });
         let n = self.threads.len() - 1;

@@ -26,6 +26,7 @@ impl World<'_> {
             .iter()
             .filter_map(|t| t.wait.deadline())
             .chain(self.timed.keys().next().map(|k| k.0))
+            .chain(self.next_timer())
             .chain(self.next_unheld())
             .chain(self.heal_pending().then_some(SimTime::ZERO + self.scenario.fault_phase))
             .min();

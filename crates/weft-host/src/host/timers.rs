@@ -1,0 +1,183 @@
+//! Timers in virtual time, owned by the host per process: `alarm`/`setitimer(ITIMER_REAL)`
+//! (one per process), POSIX timers (`timer_create`, ids from 0 as Linux gives them) and
+//! timerfds (one per descriptor). A timer fires exactly at its virtual deadline: virtual time
+//! advances to the earliest armed deadline when nothing can run ([`World::next_timer`]), and
+//! [`World::timers_due`] then sends its signal or counts an expiration on its timerfd, whose
+//! readers and pollers wake.
+
+use super::*;
+
+const ITIMER_REAL_ID: i64 = TIMER_ID_ITIMER_REAL;
+const TIMERFD_BASE: i64 = TIMERFD_ID_BASE;
+
+/// What a timer does when it expires.
+#[derive(Clone, Copy, Debug)]
+enum Notify {
+    /// Sends `sig` (`code` SI_TIMER for POSIX timers, SI_KERNEL for ITIMER_REAL).
+    Signal { sig: i32, code: i32, value: u64 },
+    /// SIGEV_NONE: only `timer_gettime` sees it.
+    Nothing,
+    /// A timerfd: expirations since the last read.
+    Fd { count: u64 },
+}
+
+pub(super) struct Timer {
+    deadline: Option<SimTime>,
+    interval: u64,
+    notify: Notify,
+    overrun: i32,
+}
+
+/// Time left until `deadline` (0: disarmed; an armed timer never reports 0).
+fn remaining(deadline: Option<SimTime>, now: SimTime) -> u64 {
+    deadline.map_or(0, |d| d.as_nanos().saturating_sub(now.as_nanos()).max(1))
+}
+
+impl World<'_> {
+    pub(super) fn op_timer_create(&mut self, c: Caller, slot: &mut Slot) -> Reply {
+        let notify = match slot.args[0] {
+            TIMER_KIND_FD => Notify::Fd { count: 0 },
+            _ if slot.args[4] != 0 => Notify::Nothing,
+            _ => Notify::Signal {
+                sig: slot.args[1] as i32,
+                code: SI_TIMER,
+                value: slot.args[2] as u64,
+            },
+        };
+        let id = if slot.args[0] == TIMER_KIND_FD {
+            TIMERFD_BASE + slot.args[3]
+        } else {
+            (0..).find(|&i| !self.timers.contains_key(&(c.p, i))).unwrap_or(0)
+        };
+        // No sigevent given: the signal's value is the timer's id, as glibc makes it.
+        let notify = match notify {
+            Notify::Signal { sig, code, value } if value == u64::MAX => {
+                Notify::Signal { sig, code, value: id as u64 }
+            }
+            n => n,
+        };
+        self.timers.insert((c.p, id), Timer { deadline: None, interval: 0, notify, overrun: 0 });
+        Reply::Ret(id)
+    }
+
+    /// The timer `id` of process `p`; the process's ITIMER_REAL is made on first use.
+    fn timer_mut(&mut self, p: usize, id: i64) -> Option<&mut Timer> {
+        if id == ITIMER_REAL_ID {
+            let notify = Notify::Signal { sig: libc::SIGALRM, code: SI_KERNEL, value: 0 };
+            let fresh = Timer { deadline: None, interval: 0, notify, overrun: 0 };
+            return Some(self.timers.entry((p, id)).or_insert(fresh));
+        }
+        self.timers.get_mut(&(p, id))
+    }
+
+    pub(super) fn op_timer_set(&mut self, c: Caller, slot: &mut Slot) -> Reply {
+        let now = self.now;
+        let (at, interval) = (slot.args[1] as u64, slot.args[2] as u64);
+        let Some(t) = self.timer_mut(c.p, slot.args[0]) else {
+            return Reply::Ret(-(libc::EINVAL as i64));
+        };
+        slot.args[1] = remaining(t.deadline, now) as i64;
+        slot.args[2] = t.interval as i64;
+        t.deadline = (at != 0).then_some(SimTime(at.max(now.as_nanos())));
+        t.interval = interval;
+        t.overrun = 0;
+        if let Notify::Fd { count } = &mut t.notify {
+            *count = 0;
+        }
+        Reply::Ret(0)
+    }
+
+    pub(super) fn op_timer_get(&mut self, c: Caller, slot: &mut Slot) -> Reply {
+        let now = self.now;
+        let Some(t) = self.timer_mut(c.p, slot.args[0]) else {
+            return Reply::Ret(-(libc::EINVAL as i64));
+        };
+        slot.args[1] = remaining(t.deadline, now) as i64;
+        slot.args[2] = t.interval as i64;
+        slot.args[3] = t.overrun as i64;
+        Reply::Ret(0)
+    }
+
+    pub(super) fn op_timer_delete(&mut self, c: Caller, slot: &mut Slot) -> Reply {
+        match self.timers.remove(&(c.p, slot.args[0])) {
+            Some(_) => Reply::Ret(0),
+            None => Reply::Ret(-(libc::EINVAL as i64)),
+        }
+    }
+
+    /// The earliest armed deadline of a live process's timer.
+    pub(super) fn next_timer(&self) -> Option<SimTime> {
+        self.timers
+            .iter()
+            .filter(|((p, _), _)| self.procs[*p].alive)
+            .filter_map(|(_, t)| t.deadline)
+            .min()
+    }
+
+    /// Fires every timer whose deadline has come, in (deadline, process, id) order. A periodic
+    /// timer that missed expirations counts them (overruns; timerfd expirations).
+    pub(super) fn timers_due(&mut self) {
+        self.timers.retain(|(p, _), _| self.procs[*p].alive);
+        let now = self.now;
+        let mut due: Vec<(SimTime, usize, i64)> = self
+            .timers
+            .iter()
+            .filter_map(|(&(p, id), t)| t.deadline.filter(|&d| d <= now).map(|d| (d, p, id)))
+            .collect();
+        due.sort();
+        for (d, p, id) in due {
+            let Some(t) = self.timers.get_mut(&(p, id)) else { continue };
+            let late = now.as_nanos() - d.as_nanos();
+            let n = late.checked_div(t.interval).map_or(1, |k| k + 1);
+            t.deadline = (t.interval > 0).then(|| SimTime(d.as_nanos() + n * t.interval));
+            t.overrun = (n - 1).min(i32::MAX as u64) as i32;
+            let overrun = t.overrun;
+            match &mut t.notify {
+                Notify::Fd { count } => *count += n,
+                Notify::Nothing => {}
+                &mut Notify::Signal { sig, code, value } => {
+                    let timer = if code == SI_TIMER { id as i32 } else { 0 };
+                    let info =
+                        SigInfo { signo: sig, code, timer, overrun, value, ..SigInfo::default() };
+                    self.send_signal(p, None, info);
+                }
+            }
+        }
+    }
+
+    /// Reads timerfd `fd` of the caller: its expiration count (then 0), or blocks.
+    pub(super) fn op_timerfd_read(&mut self, c: Caller, slot: &mut Slot) -> Reply {
+        let fd = slot.args[0] as i32;
+        match self.timerfd_take(c.p, fd) {
+            Some(0) if slot.args[1] != 0 => Reply::Ret(-(libc::EAGAIN as i64)),
+            Some(0) => Reply::Block(Wait::TimerfdRead { fd }),
+            Some(n) => Reply::Ret(n as i64),
+            None => Reply::Ret(-(libc::EBADF as i64)),
+        }
+    }
+
+    fn timerfd_take(&mut self, p: usize, fd: i32) -> Option<u64> {
+        match &mut self.timers.get_mut(&(p, TIMERFD_BASE + fd as i64))?.notify {
+            Notify::Fd { count } => Some(std::mem::take(count)),
+            _ => None,
+        }
+    }
+
+    /// A reader blocked on timerfd `fd` gets the count once it is non-zero.
+    pub(super) fn wake_timerfd(&mut self, t: usize, fd: i32) {
+        let p = self.threads[t].proc;
+        match self.timerfd_take(p, fd) {
+            Some(0) => {}
+            Some(n) => self.answer(t, n as i64),
+            None => self.answer(t, -(libc::EBADF as i64)),
+        }
+    }
+
+    /// Whether `fd` of process `p` is a timerfd, and if so whether it is readable.
+    pub(super) fn timerfd_readable(&self, p: usize, fd: i32) -> Option<bool> {
+        match self.timers.get(&(p, TIMERFD_BASE + fd as i64))?.notify {
+            Notify::Fd { count } => Some(count > 0),
+            _ => None,
+        }
+    }
+}

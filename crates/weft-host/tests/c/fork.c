@@ -1,0 +1,250 @@
+/* Child processes, run natively and under the shim: each mode prints only what holds in both
+ * worlds (no pids, no times), and orders its lines by waiting, so the output is the same. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static void report(const char *what, int status) {
+    if (WIFEXITED(status))
+        printf("%s: exited %d\n", what, WEXITSTATUS(status));
+    else if (WIFSIGNALED(status))
+        printf("%s: killed by signal %d\n", what, WTERMSIG(status));
+    else
+        printf("%s: status %#x\n", what, status);
+}
+
+static int mode_wait(void) {
+    pid_t me = getpid();
+    pid_t pid = fork();
+    if (pid < 0) { perror("fork"); return 1; }
+    if (pid == 0) {
+        printf("child: getppid is the parent: %d\n", getppid() == me);
+        printf("child: own pid differs: %d\n", getpid() != me);
+        exit(3);
+    }
+    int status = 0;
+    pid_t got = waitpid(pid, &status, 0);
+    printf("parent: waitpid returned the child: %d\n", got == pid);
+    report("parent: child", status);
+    int r = waitpid(pid, &status, 0);
+    printf("parent: second waitpid: %d %s\n", r, strerror(errno));
+    r = wait(&status);
+    printf("parent: wait with no children: %d %s\n", r, strerror(errno));
+    /* Two children, waited for by wait(): both statuses come back. */
+    pid_t a = fork();
+    if (a == 0) _exit(10);
+    int sa = 0;
+    waitpid(a, &sa, 0);
+    pid_t b = fork();
+    if (b == 0) { raise(SIGTERM); _exit(0); }
+    int sb = 0;
+    pid_t w = wait(&sb);
+    printf("parent: wait returned the second: %d\n", w == b);
+    report("parent: first", sa);
+    report("parent: second", sb);
+    /* SIGKILL from the parent to a child blocked in a long sleep. */
+    pid_t c = fork();
+    if (c == 0) { sleep(1000); _exit(0); }
+    printf("parent: kill: %d\n", kill(c, SIGKILL));
+    int sc = 0;
+    waitpid(c, &sc, 0);
+    report("parent: sleeper", sc);
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    pid_t d = fork();
+    if (d == 0) _exit(4);
+    printf("parent: waitid: %d\n", waitid(P_PID, d, &info, WEXITED));
+    printf("parent: waitid pid, code, status: %d %d %d\n", info.si_pid == d,
+           info.si_code == CLD_EXITED, info.si_status);
+    return 0;
+}
+
+static volatile sig_atomic_t handled;
+
+static void on_child(int sig) {
+    (void)sig;
+    handled++;
+}
+
+static int mode_sigchld(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_child;
+    sigaction(SIGCHLD, &sa, NULL);
+    pid_t pid = fork();
+    if (pid == 0) _exit(0);
+    /* Natively the signal may come before the first sleep starts; either way the handler
+     * runs while the parent sleeps in short steps. */
+    while (!handled) usleep(1000);
+    printf("handler ran: %d\n", (int)handled);
+    int status = 0;
+    printf("waitpid returned the child: %d\n", waitpid(pid, &status, 0) == pid);
+    report("child", status);
+    struct sigaction old;
+    sigaction(SIGCHLD, NULL, &old);
+    printf("handler still installed: %d\n", old.sa_handler == on_child);
+    return 0;
+}
+
+static int mode_pipe(void) {
+    int fds[2];
+    if (pipe(fds) != 0) { perror("pipe"); return 1; }
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        const char *msg = "through the pipe";
+        write(fds[1], msg, strlen(msg));
+        nanosleep(&ts, NULL);
+        write(fds[1], "!", 1);
+        _exit(0);
+    }
+    close(fds[1]);
+    char buf[64];
+    ssize_t n = read(fds[0], buf, sizeof buf - 1);
+    buf[n > 0 ? n : 0] = 0;
+    printf("parent read: %s\n", buf);
+    struct pollfd p = {fds[0], POLLIN, 0};
+    int r = poll(&p, 1, -1);
+    n = read(fds[0], buf, sizeof buf - 1);
+    buf[n > 0 ? n : 0] = 0;
+    printf("poll %d, then read: %s\n", r, buf);
+    n = read(fds[0], buf, sizeof buf);
+    printf("after the child's exit: read %zd\n", n);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    report("child", status);
+    return 0;
+}
+
+static int mode_exec(const char *self) {
+    char me[32];
+    snprintf(me, sizeof me, "%d", getpid());
+    pid_t pid = fork();
+    if (pid == 0) {
+        char *argv[] = {"fork", "exec-child", me, NULL};
+        execv(self, argv);
+        perror("execv");
+        _exit(99);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    report("exec'd child", status);
+    char *argv[] = {"nothing", NULL};
+    int r = execv("/nonexistent/program", argv);
+    printf("exec of a missing file: %d %s\n", r, strerror(errno));
+    return 0;
+}
+
+static int mode_exec_child(const char *parent) {
+    printf("exec'd: getppid is the parent: %d\n", getppid() == atoi(parent));
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    fprintf(stderr, "exec'd: realtime %ld\n", (long)ts.tv_sec);
+    return 6;
+}
+
+static int mode_system(void) {
+    printf("system(NULL): %d\n", system(NULL) != 0);
+    fflush(stdout);
+    report("system(exit 3)", system("exit 3"));
+    report("system(echo)", system("echo from the shell"));
+    report("system(kill)", system("kill -9 $$"));
+    return 0;
+}
+
+static int mode_spawn(void) {
+    pid_t pid;
+    char *argv[] = {"sh", "-c", "echo spawned; exit 5", NULL};
+    int r = posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, environ);
+    int status = 0;
+    int w = waitpid(pid, &status, 0) == pid;
+    printf("posix_spawn: %d\n", r);
+    printf("waitpid: %d\n", w);
+    report("spawned", status);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 5, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, 1, 7);
+    posix_spawn_file_actions_addclose(&fa, 5);
+    char *argv2[] = {"sh", "-c", "echo to seven >&7; exec 5</dev/null && echo five was closed", NULL};
+    r = posix_spawnp(&pid, "sh", &fa, NULL, argv2, environ);
+    waitpid(pid, &status, 0);
+    printf("posix_spawnp: %d\n", r);
+    report("spawnp", status);
+    posix_spawn_file_actions_destroy(&fa);
+    char *argv3[] = {"x", NULL};
+    printf("missing: %d\n", posix_spawn(&pid, "/nonexistent/program", NULL, NULL, argv3, environ) == ENOENT);
+    printf("missing on PATH: %d\n", posix_spawnp(&pid, "no-such-program-here", NULL, NULL, argv3, environ) == ENOENT);
+    return 0;
+}
+
+/* A connection shared by parent and child stays one socket: the parent closes its copy, the
+ * child writes on its own and exits, and the peer reads the data, then EOF. */
+static int mode_socket(int port) {
+    int ls = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(ls, (struct sockaddr *)&a, sizeof a) != 0 || listen(ls, 4) != 0) {
+        perror("bind/listen");
+        return 1;
+    }
+    int cl = socket(AF_INET, SOCK_STREAM, 0);
+    if (connect(cl, (struct sockaddr *)&a, sizeof a) != 0) { perror("connect"); return 1; }
+    int conn = accept(ls, NULL, NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(cl);
+        close(ls);
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        const char *msg = "from the child";
+        _exit(write(conn, msg, strlen(msg)) == (ssize_t)strlen(msg) ? 0 : 1);
+    }
+    printf("parent: close its copy: %d\n", close(conn));
+    char buf[64];
+    ssize_t n = read(cl, buf, sizeof buf - 1);
+    buf[n > 0 ? n : 0] = 0;
+    printf("peer read: %s\n", buf);
+    n = read(cl, buf, sizeof buf);
+    printf("peer read after the child's exit: %zd\n", n);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    report("child", status);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    const char *m = argc > 1 ? argv[1] : "wait";
+    if (!strcmp(m, "wait")) return mode_wait();
+    if (!strcmp(m, "sigchld")) return mode_sigchld();
+    if (!strcmp(m, "pipe")) return mode_pipe();
+    if (!strcmp(m, "exec")) return mode_exec(argv[0]);
+    if (!strcmp(m, "exec-child")) return mode_exec_child(argc > 2 ? argv[2] : "0");
+    if (!strcmp(m, "system")) return mode_system();
+    if (!strcmp(m, "spawn")) return mode_spawn();
+    if (!strcmp(m, "socket")) return mode_socket(argc > 2 ? atoi(argv[2]) : 7000);
+    fprintf(stderr, "unknown mode %s\n", m);
+    return 2;
+}

@@ -1,0 +1,91 @@
+//! Child processes under the shim: each mode of `tests/c/fork.c` (fork and the wait family,
+//! SIGCHLD, a pipe between parent and child, exec, system, posix_spawn) runs natively and
+//! under the shim, and what the program observes must be the same line for line; a run is
+//! deterministic (same seed: same output and trace hash).
+
+mod common;
+use std::process::Command;
+use weft_core::{Decisions, NullObserver, Outcome, Scenario};
+
+/// Lines the exec'd image prints to stderr (merged into the output under the shim only).
+const STDERR_MARK: &str = "exec'd: realtime ";
+
+fn shim_run(args: &[&str], seed: u64) -> weft_host::RunOutput {
+    let cfg = common::config("fork", args, 1);
+    let mut d = Decisions::random(seed);
+    weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap()
+}
+
+fn parity(mode: &str) -> weft_host::RunOutput {
+    parity_args(&[mode])
+}
+
+fn parity_args(args: &[&str]) -> weft_host::RunOutput {
+    let mode = args[0];
+    let bin = common::compile("fork", &[]);
+    let native = Command::new(&bin).args(args).output().expect("run natively");
+    assert!(native.status.success(), "native run of {mode} failed: {native:?}");
+    let native = String::from_utf8(native.stdout).unwrap();
+    let out = shim_run(args, 7);
+    assert_eq!(out.report.outcome, Outcome::Pass, "under the shim: {:?}", out.lines);
+    let shim: String = out
+        .lines
+        .iter()
+        .filter(|l| !l.text.starts_with(STDERR_MARK))
+        .map(|l| format!("{}\n", l.text))
+        .collect();
+    assert_eq!(shim, native, "mode {mode}: shim (left) vs native (right)");
+    let again = shim_run(args, 7);
+    assert_eq!(again.render(), out.render(), "mode {mode}: same seed, different output");
+    assert_eq!(again.report.trace_hash, out.report.trace_hash, "mode {mode}: trace hash");
+    out
+}
+
+#[test]
+fn fork_and_the_wait_family() {
+    parity("wait");
+}
+
+#[test]
+fn sigchld_handler_runs_in_virtual_time() {
+    parity("sigchld");
+}
+
+#[test]
+fn pipe_between_parent_and_child() {
+    parity("pipe");
+}
+
+#[test]
+fn exec_keeps_the_shim() {
+    let out = parity("exec");
+    // The exec'd image reads the virtual clock (2026-01-01T00:00:00Z at the start of a run).
+    let line = out.lines.iter().find(|l| l.text.starts_with(STDERR_MARK)).expect("exec'd line");
+    let secs: i64 = line.text[STDERR_MARK.len()..].parse().unwrap();
+    assert!((1_767_225_600..1_767_225_660).contains(&secs), "not virtual time: {}", line.text);
+}
+
+#[test]
+fn system_runs_the_shell_as_a_child() {
+    parity("system");
+}
+
+#[test]
+fn posix_spawn_and_spawnp() {
+    parity("spawn");
+}
+
+#[test]
+fn a_socket_shared_by_parent_and_child_stays_one_socket() {
+    parity_args(&["socket", "47311"]);
+}
+
+#[test]
+fn different_seeds_agree_on_what_the_program_sees() {
+    let a = shim_run(&["wait"], 1);
+    let b = shim_run(&["wait"], 2);
+    assert_eq!(a.report.outcome, Outcome::Pass);
+    let text =
+        |o: &weft_host::RunOutput| o.lines.iter().map(|l| l.text.clone()).collect::<Vec<_>>();
+    assert_eq!(text(&a), text(&b));
+}

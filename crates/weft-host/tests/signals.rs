@@ -1,0 +1,115 @@
+//! Signals in virtual time: each scenario of `tests/c/signals.c` runs natively and under the
+//! shim and must observe the same (handlers, masks, EINTR and SA_RESTART, default actions);
+//! runs are deterministic, and a real signal from the kernel never reaches the program.
+
+mod common;
+use std::os::unix::process::ExitStatusExt;
+use std::process::Command;
+use weft_core::{Decisions, NullObserver, Outcome, Scenario};
+use weft_host::RunOutput;
+
+fn native(scenario: &str) -> (String, std::process::ExitStatus) {
+    let bin = common::compile("signals", &[]);
+    let out = Command::new(&bin).arg(scenario).output().expect("run natively");
+    (String::from_utf8(out.stdout).unwrap(), out.status)
+}
+
+fn shim(scenario: &str, seed: u64) -> RunOutput {
+    let cfg = common::config("signals", &[scenario], 1);
+    let mut d = Decisions::random(seed);
+    weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap()
+}
+
+fn text(out: &RunOutput) -> String {
+    out.lines.iter().map(|l| format!("{}\n", l.text)).collect()
+}
+
+fn parity(scenario: &str) {
+    let (want, status) = native(scenario);
+    assert!(status.success(), "native run of {scenario} failed: {status:?}");
+    let out = shim(scenario, 7);
+    assert_eq!(out.report.outcome, Outcome::Pass, "under the shim: {:?}", out.lines);
+    assert_eq!(text(&out), want, "scenario {scenario}: shim (left) vs native (right)");
+}
+
+#[test]
+fn raise_runs_an_siginfo_handler() {
+    parity("raise");
+}
+
+#[test]
+fn kill_of_own_pid_and_bad_signals() {
+    parity("kill");
+}
+
+#[test]
+fn masked_signal_stays_pending_until_unblocked() {
+    parity("mask");
+}
+
+#[test]
+fn ignored_signals_are_discarded() {
+    parity("ignore");
+}
+
+#[test]
+fn handled_signal_interrupts_nanosleep() {
+    parity("eintr");
+}
+
+#[test]
+fn handled_signal_interrupts_recv_without_sa_restart() {
+    parity("recv");
+}
+
+#[test]
+fn sa_restart_restarts_recv() {
+    parity("recv-restart");
+}
+
+#[test]
+fn sigsuspend_waits_and_restores_the_mask() {
+    parity("suspend");
+}
+
+#[test]
+fn sigwaitinfo_takes_a_blocked_signal() {
+    parity("sigwait");
+}
+
+#[test]
+fn signalfd_reads_raised_and_sent_signals_in_read_poll_and_epoll() {
+    parity("signalfd");
+}
+
+#[test]
+fn sigterm_default_action_kills_the_process() {
+    let (want, status) = native("term");
+    assert_eq!(status.signal(), Some(libc::SIGTERM), "natively: {status:?}");
+    let out = shim("term", 7);
+    assert_eq!(text(&out), want);
+    assert!(
+        matches!(&out.report.outcome, Outcome::TargetCrashed { detail } if detail.contains("signal 15")),
+        "{:?}",
+        out.report.outcome
+    );
+}
+
+#[test]
+fn a_real_signal_from_the_kernel_never_reaches_the_program() {
+    let (want, _) = native("real");
+    assert_eq!(want, "real: handled=1\n", "natively the kernel delivers it");
+    let out = shim("real", 7);
+    assert_eq!(out.report.outcome, Outcome::Pass);
+    assert_eq!(text(&out), "real: handled=0\n");
+}
+
+#[test]
+fn same_seed_same_trace() {
+    for scenario in ["eintr", "suspend", "recv-restart", "signalfd"] {
+        let a = shim(scenario, 3);
+        let b = shim(scenario, 3);
+        assert_eq!(a.report.trace_hash, b.report.trace_hash, "{scenario}");
+        assert_eq!(a.render(), b.render(), "{scenario}");
+    }
+}

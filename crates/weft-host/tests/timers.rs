@@ -1,0 +1,69 @@
+//! Timers in virtual time: each scenario of `tests/c/timers.c` (alarm, setitimer, POSIX timers,
+//! timerfds in read/poll/epoll) runs natively and under the shim and must observe the same;
+//! under the shim expiries happen exactly at the virtual times asked, and runs repeat.
+
+mod common;
+use std::process::Command;
+use weft_core::{Decisions, NullObserver, Outcome, Scenario};
+use weft_host::RunOutput;
+
+fn shim(scenario: &str, seed: u64) -> RunOutput {
+    let cfg = common::config("timers", &[scenario], 1);
+    let mut d = Decisions::random(seed);
+    weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap()
+}
+
+fn text(out: &RunOutput) -> String {
+    out.lines.iter().map(|l| format!("{}\n", l.text)).collect()
+}
+
+fn parity(scenario: &str) {
+    let bin = common::compile("timers", &[]);
+    let native = Command::new(&bin).arg(scenario).output().expect("run natively");
+    assert!(native.status.success(), "native run of {scenario} failed");
+    let want = String::from_utf8(native.stdout).unwrap();
+    let out = shim(scenario, 7);
+    assert_eq!(out.report.outcome, Outcome::Pass, "under the shim: {:?}", out.lines);
+    assert_eq!(text(&out), want, "scenario {scenario}: shim (left) vs native (right)");
+}
+
+#[test]
+fn alarm_interrupts_pause() {
+    parity("alarm");
+}
+
+#[test]
+fn setitimer_is_periodic() {
+    parity("itimer");
+}
+
+#[test]
+fn posix_timer_sends_its_signal_with_its_value() {
+    parity("posix");
+}
+
+#[test]
+fn timerfd_in_read_poll_and_epoll() {
+    parity("timerfd");
+}
+
+#[test]
+fn expiries_happen_exactly_when_asked() {
+    let out = shim("exact", 1);
+    assert_eq!(out.report.outcome, Outcome::Pass, "{:?}", out.lines);
+    assert_eq!(
+        text(&out),
+        "tick 0 at +250000000ns\ntick 1 at +350000000ns\ntick 2 at +450000000ns\n\
+         timerfd abstime +1s fired at +1000000000ns count=1\n"
+    );
+}
+
+#[test]
+fn same_seed_same_trace() {
+    for scenario in ["exact", "timerfd", "posix"] {
+        let a = shim(scenario, 5);
+        let b = shim(scenario, 5);
+        assert_eq!(a.report.trace_hash, b.report.trace_hash, "{scenario}");
+        assert_eq!(a.render(), b.render(), "{scenario}");
+    }
+}
