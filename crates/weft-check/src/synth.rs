@@ -2,7 +2,9 @@
 //! whose operations take effect at a point drawn inside each operation's interval, so the
 //! history is linearizable by construction; [`corrupt_a_read`] then makes it not.
 
+use crate::history::{Op, Outcome, Stamp};
 use crate::linearizability::{KvOp, Operation};
+use serde_json::Value;
 use weft_core::Rng;
 
 /// Shape of a synthetic key-value history.
@@ -71,4 +73,70 @@ pub fn corrupt_a_read(history: &mut [Operation<KvOp, u64>]) -> Option<usize> {
     let i = history.iter().rposition(|op| matches!(op.input, KvOp::Get(_)))?;
     history[i].output = Some(1_000);
     Some(i)
+}
+
+/// A set history: `clients` processes add `adds` distinct elements with overlapping calls
+/// (about one in ten ends `info`, one in twenty `fail`; an `info` add lands half the time),
+/// then one process reads the set. It passes the set checker; [`lose_elements`] makes it not.
+pub fn set_history(seed: u64, adds: usize, clients: u64) -> Vec<Op> {
+    let mut rng = Rng::new(seed);
+    let mut next_free = vec![0u64; clients.max(1) as usize];
+    let mut ops = Vec::with_capacity(adds + 1);
+    let mut present = Vec::new();
+    let at = |t: u64| Stamp { time_ns: t, node: 0 };
+    for i in 0..adds {
+        let process = i as u64 % clients.max(1);
+        let call = next_free[process as usize] + 1 + rng.below(3);
+        let ret = call + 1 + rng.below(20);
+        next_free[process as usize] = ret;
+        let roll = rng.below(20);
+        let outcome = match roll {
+            0 => Outcome::Fail,
+            1 | 2 => Outcome::Info,
+            _ => Outcome::Ok,
+        };
+        if outcome == Outcome::Ok || (outcome == Outcome::Info && rng.below(2) == 0) {
+            present.push(Value::from(i as u64));
+        }
+        let result = Value::Null;
+        ops.push(Op {
+            process,
+            f: "add".into(),
+            key: None,
+            value: Value::from(i as u64),
+            result,
+            outcome,
+            invoked: at(call),
+            completed: Some(at(ret)),
+        });
+    }
+    let start = next_free.iter().copied().max().unwrap_or(0) + 1;
+    ops.push(Op {
+        process: 0,
+        f: "read".into(),
+        key: None,
+        value: Value::Null,
+        result: Value::Array(present),
+        outcome: Outcome::Ok,
+        invoked: at(start),
+        completed: Some(at(start + 5)),
+    });
+    ops
+}
+
+/// Removes `n` acknowledged elements (the earliest) from the final read of a
+/// [`set_history`]; returns the removed elements.
+pub fn lose_elements(history: &mut [Op], n: usize) -> Vec<u64> {
+    let acked: Vec<u64> = history
+        .iter()
+        .filter(|op| op.f == "add" && op.outcome == Outcome::Ok)
+        .filter_map(|op| op.value.as_u64())
+        .take(n)
+        .collect();
+    if let Some(read) = history.iter_mut().rev().find(|op| op.f == "read") {
+        if let Value::Array(list) = &mut read.result {
+            list.retain(|v| !v.as_u64().is_some_and(|e| acked.contains(&e)));
+        }
+    }
+    acked
 }

@@ -38,6 +38,10 @@ pub struct RunArgs {
     /// An output line containing this text is a violation (`no_forbidden_output`).
     #[arg(long)]
     forbid: Option<String>,
+    /// Check the client history (output lines `WEFT-HISTORY {json}`) against this model at
+    /// the end of the run: `set`, `register` or `kv` (property `history`).
+    #[arg(long, value_name = "MODEL")]
+    history: Option<String>,
     /// Exit statuses that count as success (comma-separated; without --cluster).
     #[arg(long, value_delimiter = ',', conflicts_with = "cluster")]
     exit_codes: Vec<i32>,
@@ -81,6 +85,7 @@ impl RunArgs {
             }
         };
         put("forbid", &self.forbid);
+        put("history", &self.history);
         put("memory_limit", &self.memory_limit);
         put("cpu_limit", &self.cpu_limit);
         let work = std::path::absolute(&self.out)?.join("work");

@@ -16,7 +16,7 @@ pub const MAX_CLUSTER_FILE: u64 = 1 << 20;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cluster {
     pub groups: Vec<Group>,
-    /// Top-level run settings of the file (`time_limit`, `on_idle`, `forbid`, `port`,
+    /// Top-level run settings of the file (`time_limit`, `on_idle`, `forbid`, `history`, `port`,
     /// `hang_events`), as `process` target option values.
     pub settings: BTreeMap<String, String>,
     /// `[scenario]` knobs in the order they apply (`faults` first), as text.
@@ -30,6 +30,7 @@ struct FileDoc {
     time_limit: Option<String>,
     on_idle: Option<String>,
     forbid: Option<String>,
+    history: Option<String>,
     port: Option<u16>,
     hang_events: Option<u64>,
     memory_limit: Option<Size>,
@@ -205,6 +206,7 @@ impl Cluster {
         put("time_limit", doc.time_limit);
         put("on_idle", doc.on_idle);
         put("forbid", doc.forbid);
+        put("history", doc.history);
         put("port", doc.port.map(|p| p.to_string()));
         put("hang_events", doc.hang_events.map(|p| p.to_string()));
         let scenario = match doc.scenario {

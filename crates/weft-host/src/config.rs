@@ -101,6 +101,9 @@ pub struct HostConfig {
     pub nodes: u32,
     /// A line containing this text is a safety violation (`no_forbidden_output`).
     pub forbid: Option<String>,
+    /// Check the client history (output lines with `weft_check::history::PREFIX`) against
+    /// this model at the end of a run that passed (property `history`).
+    pub history: Option<weft_check::history::HistoryModel>,
     /// The run ends (as a pass) when virtual time would pass this.
     pub time_limit: SimDuration,
     pub on_idle: OnIdle,
@@ -133,6 +136,7 @@ impl HostConfig {
             nodes: groups.iter().map(|g| g.count).sum(),
             groups,
             forbid: None,
+            history: None,
             time_limit: SimDuration::from_secs(60),
             on_idle: OnIdle::Deadlock,
             hang_events: 100_000,
@@ -298,6 +302,7 @@ impl HostConfig {
         };
         put("cluster_json", cluster.to_json()?);
         put("forbid", self.forbid.clone().unwrap_or_default());
+        put("history", self.history.map(|m| m.name().to_string()).unwrap_or_default());
         put("time_limit", self.time_limit.to_string());
         put(
             "on_idle",

@@ -3,6 +3,7 @@
 
 use crate::cluster::Cluster;
 use crate::config::{split_args, Group, HostConfig, Limits, Netns, OnIdle};
+use weft_check::history::HistoryModel;
 use weft_core::{
     ConfigError, Decisions, Modality, Observer, OptionInfo, Outcome, PropertyInfo, RunReport,
     RunSpec, Runner, Scenario, SimDuration, SimTime, Target, TargetInfo, VariantInfo,
@@ -22,6 +23,7 @@ use weft_core::{
 /// | `cpu_limit` | `300s` | CPU time per process (`RLIMIT_CPU`); `0` = none |
 /// | `work_dir` | `weft-out/work` | folder of the fresh per-node working directories |
 /// | `forbid` | empty | an output line containing this text violates `no_forbidden_output` |
+/// | `history` | empty | `set`, `register` or `kv`: check the client history (property `history`) |
 /// | `time_limit` | `60s` | virtual time at which the run ends as a pass |
 /// | `on_idle` | `deadlock` | `deadlock` or `pass`: everything blocked forever |
 /// | `hang_events` | `100000` | intercepted calls without time advancing that make a hang |
@@ -30,7 +32,7 @@ use weft_core::{
 /// | `pin` | `true` | pin host and processes to one CPU |
 /// | `shim` | empty | a shim .so to use instead of the embedded one |
 ///
-/// A cluster file's top-level settings (`time_limit`, `on_idle`, `forbid`, `port`,
+/// A cluster file's top-level settings (`time_limit`, `on_idle`, `forbid`, `history`, `port`,
 /// `hang_events`) apply unless the option is given; its `[scenario]` knobs shape the default
 /// scenario. Placeholders: see [`HostConfig`].
 pub struct ProcessTarget;
@@ -59,6 +61,11 @@ const OPTIONS: &[OptionInfo] = &[
     },
     OptionInfo { name: "forbid", default: "", summary: "output text that must never appear" },
     OptionInfo {
+        name: "history",
+        default: "",
+        summary: "set | register | kv: check the WEFT-HISTORY lines",
+    },
+    OptionInfo {
         name: "time_limit",
         default: "60s",
         summary: "virtual time at which the run ends",
@@ -86,11 +93,18 @@ impl Target for ProcessTarget {
             summary: "unmodified Linux binaries under the LD_PRELOAD shim",
             variants: vec![VariantInfo { name: "default", summary: "as configured" }],
             options: OPTIONS.to_vec(),
-            properties: vec![PropertyInfo {
-                name: "no_forbidden_output",
-                modality: Modality::Always,
-                summary: "no output line contains the `forbid` text",
-            }],
+            properties: vec![
+                PropertyInfo {
+                    name: "no_forbidden_output",
+                    modality: Modality::Always,
+                    summary: "no output line contains the `forbid` text",
+                },
+                PropertyInfo {
+                    name: "history",
+                    modality: Modality::Always,
+                    summary: "the client history (WEFT-HISTORY lines) satisfies -o history=MODEL",
+                },
+            ],
         }
     }
 
@@ -213,6 +227,14 @@ impl ProcessTarget {
         };
         let forbid = setting("forbid");
         cfg.forbid = (!forbid.is_empty()).then(|| forbid.to_string());
+        let history = setting("history");
+        cfg.history = match history {
+            "" => None,
+            v => Some(
+                HistoryModel::parse(v)
+                    .ok_or_else(|| ConfigError::bad_option("history", v, "set | register | kv"))?,
+            ),
+        };
         let limit = setting("time_limit");
         cfg.time_limit = SimDuration::parse(limit)
             .ok_or_else(|| ConfigError::bad_option("time_limit", limit, "a duration"))?;

@@ -16,6 +16,7 @@ mod children;
 mod faults;
 mod fds;
 mod files;
+mod history;
 mod local;
 mod pin;
 mod poll;
@@ -400,7 +401,7 @@ pub(crate) fn run(
     if let Some(p) = pin {
         p.restore();
     }
-    let outcome = result?;
+    let outcome = world.judge_history(result?);
     let faults = world.counts.total();
     let report = report(outcome, world.hasher.value(), world.hasher.events(), faults, world.now);
     Ok(RunOutput { report, lines: world.lines, notes: world.notes })

@@ -118,7 +118,7 @@ impl World<'_> {
         let text = String::from_utf8_lossy(bytes).into_owned();
         let mut h = StableHasher::new();
         h.write(bytes);
-        let t = text.clone();
+        let t = super::history::summary(&text);
         self.event(node, EventKind::Observe, None, None, h.finish(), || t);
         if let Some(pattern) = &self.cfg.forbid {
             if text.contains(pattern.as_str()) {
