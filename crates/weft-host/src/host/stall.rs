@@ -13,6 +13,9 @@ pub(super) const SPIN_WINDOW: Duration = Duration::from_secs(2);
 /// Real time waited before the first sample (a request usually comes long before).
 pub(super) const SPIN_FIRST_SAMPLE: Duration = Duration::from_secs(1);
 
+/// A process whose CPU-time limit is at most this many seconds is left to its limit.
+const CPU_LIMIT_DEFERS_SECS: u64 = 10;
+
 /// When a CPU sample was taken (real time waited so far), and the sample.
 pub(super) type Sample = (Duration, Vec<(libc::pid_t, u64)>);
 
@@ -116,6 +119,11 @@ impl super::World<'_> {
         sample: &mut Option<Sample>,
     ) -> Option<String> {
         let pid = self.procs[p].pid;
+        // A CPU limit this short ends a spinner by itself, as the user asked (resource_limit).
+        let cpu_limit = self.cfg.group_of(self.procs[p].node).0.limits.cpu_secs;
+        if cpu_limit > 0 && cpu_limit <= CPU_LIMIT_DEFERS_SECS {
+            return None;
+        }
         match sample {
             None if waited >= SPIN_FIRST_SAMPLE => *sample = Some((waited, cpu_ticks(pid))),
             Some((at, before)) if waited >= *at + SPIN_WINDOW => {
