@@ -11,7 +11,8 @@
 //! of its choosing. So every thread keeps the asynchronous signals blocked in the kernel for
 //! its whole life ([`isolate`]), and the program's handlers for them are never installed in the
 //! kernel: a real `SIGTERM` from outside stays pending and unseen. The synchronous signals
-//! (faults, `SIGPIPE`, `SIGABRT` from `abort`, [`KERNEL_SIGNALS`]) are the kernel's: their
+//! (faults, `SIGPIPE`, `SIGABRT` from `abort`, the resource limits' `SIGXCPU`/`SIGXFSZ`,
+//! [`KERNEL_SIGNALS`]) are the kernel's: their
 //! dispositions and mask bits go to the kernel as asked, and when one is sent virtually the
 //! shim raises it for real at the delivery point. `SIGSYS` stays the shim's (the escape trap);
 //! glibc's internal signals 32 and 33 pass through untouched.
@@ -41,6 +42,7 @@ const KERNEL_SIGNALS: u64 = (1 << (libc::SIGILL - 1))
     | (1 << (libc::SIGSEGV - 1))
     | (1 << (libc::SIGPIPE - 1))
     | (1 << (libc::SIGXFSZ - 1))
+    | (1 << (libc::SIGXCPU - 1))
     | (1 << (libc::SIGSYS - 1));
 /// glibc's own signals (cancellation, setxid): never blocked, never virtualised.
 const GLIBC_SIGNALS: u64 = (1 << 31) | (1 << 32);
