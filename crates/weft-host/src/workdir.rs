@@ -1,7 +1,9 @@
 //! Fresh working directories: each run gets `WORK_DIR/slotK/nID`, emptied when the run
-//! starts, where `slotK` is the lowest slot no other run in this process holds right now. A
-//! sequential run (`weft run`, `weft replay`, `--jobs 1`) always gets `slot0`, so the paths a
-//! program sees repeat from run to run; the last run's files stay for inspection.
+//! starts, where `slotK` is the lowest slot no other run holds right now — in this process
+//! (a set) or in another weft process using the same folder (an exclusive `flock` on
+//! `slotK.lock`, held for the run). A sequential run (`weft run`, `weft replay`, `--jobs 1`)
+//! with nothing else running in that folder gets `slot0`, so the paths a program sees repeat
+//! from run to run; the last run's files stay for inspection.
 
 use crate::config::HostConfig;
 use std::collections::BTreeSet;
@@ -15,6 +17,8 @@ static HELD: Mutex<BTreeSet<(PathBuf, usize)>> = Mutex::new(BTreeSet::new());
 /// A slot held for one run; released when dropped.
 pub(crate) struct RunDir {
     key: Option<(PathBuf, usize)>,
+    /// The slot's lock file, locked for as long as this is alive.
+    _lock: Option<std::fs::File>,
 }
 
 impl Drop for RunDir {
@@ -29,14 +33,23 @@ impl Drop for RunDir {
 /// the configuration for this run (`run_dir` set) and the claim.
 pub(crate) fn claim(cfg: &HostConfig) -> io::Result<(HostConfig, RunDir)> {
     let mut run = cfg.clone();
-    let Some(base) = &cfg.work_dir else { return Ok((run, RunDir { key: None })) };
-    let slot = {
+    let Some(base) = &cfg.work_dir else { return Ok((run, RunDir { key: None, _lock: None })) };
+    std::fs::create_dir_all(base)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", base.display())))?;
+    let (slot, lock) = {
         let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
-        let slot = (0..).find(|k| !held.contains(&(base.clone(), *k))).expect("a free slot");
-        held.insert((base.clone(), slot));
-        slot
+        let mut k = 0;
+        loop {
+            if !held.contains(&(base.clone(), k)) {
+                if let Some(lock) = lock_slot(base, k)? {
+                    held.insert((base.clone(), k));
+                    break (k, lock);
+                }
+            }
+            k += 1;
+        }
     };
-    let claim = RunDir { key: Some((base.clone(), slot)) };
+    let claim = RunDir { key: Some((base.clone(), slot)), _lock: Some(lock) };
     let dir = base.join(format!("slot{slot}"));
     let context = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", dir.display()));
     match std::fs::remove_dir_all(&dir) {
@@ -48,6 +61,21 @@ pub(crate) fn claim(cfg: &HostConfig) -> io::Result<(HostConfig, RunDir)> {
     }
     run.run_dir = Some(dir);
     Ok((run, claim))
+}
+
+/// Locks `base/slotK.lock` without waiting; `None` if another process holds it.
+fn lock_slot(base: &std::path::Path, k: usize) -> io::Result<Option<std::fs::File>> {
+    use std::os::fd::AsRawFd;
+    let path = base.join(format!("slot{k}.lock"));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+    // SAFETY: flock on a descriptor this function owns; the lock lives as long as the file.
+    let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    Ok((r == 0).then_some(file))
 }
 
 #[cfg(test)]
@@ -70,6 +98,22 @@ mod tests {
         assert!(!base.join("slot0/n1/left-over").exists(), "and emptied");
         assert!(base.join("slot0/n1").is_dir() && base.join("slot1/n0").is_dir());
         drop(held_b);
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
+    #[test]
+    fn a_slot_locked_by_another_process_is_skipped() {
+        let base = std::env::temp_dir().join(format!("weft-workdir-lock-{}", std::process::id()));
+        std::fs::create_dir_all(&base).unwrap();
+        let mut cfg = HostConfig::new("/bin/true", Vec::new(), 1);
+        cfg.work_dir = Some(base.clone());
+        // Another open file description holding slot0's lock is what another weft process is.
+        let other = lock_slot(&base, 0).unwrap().expect("slot0 is free");
+        let (a, held) = claim(&cfg).unwrap();
+        assert_eq!(a.run_dir, Some(base.join("slot1")), "slot0 belongs to the other process");
+        drop((held, other));
+        let (b, _held) = claim(&cfg).unwrap();
+        assert_eq!(b.run_dir, Some(base.join("slot0")));
         let _ = std::fs::remove_dir_all(&base);
     }
 }
