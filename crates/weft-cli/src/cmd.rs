@@ -37,7 +37,7 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// List the built-in targets, their variants, options and properties.
+    /// List the targets, their variants, options and properties.
     Targets,
     /// Run a campaign of many seeded runs; on a violation write a repro, shrink it, exit 1.
     Explore(ExploreArgs),
@@ -318,7 +318,7 @@ impl TargetArgs {
         self
     }
 
-    pub(crate) fn spec(&self) -> Result<(Box<dyn weft_core::Target>, RunSpec)> {
+    pub(crate) fn spec(&self) -> Result<(std::sync::Arc<dyn weft_core::Target>, RunSpec)> {
         let target = registry::find(&self.target)?;
         let info = target.info();
         let variant = match &self.variant {
@@ -400,7 +400,7 @@ fn shrink_note(shrunk: &weft_explore::Shrunk) -> &'static str {
 fn open_repro(
     path: &Path,
     exec: &crate::run::process::ExecArgs,
-) -> Result<(Repro, Box<dyn weft_core::Target>)> {
+) -> Result<(Repro, std::sync::Arc<dyn weft_core::Target>)> {
     let repro = crate::run::process::open_repro(path, exec)?;
     let shown = path.display();
     let target = registry::find(&repro.spec.target).with_context(|| format!("{shown}"))?;

@@ -1,8 +1,15 @@
-//! The built-in targets, by name.
+//! The targets a command line knows, by name: installed once by [`crate::main_with`] (the
+//! `weft` binary installs [`builtin_targets`], a user's binary its own).
 
+use std::sync::{Arc, OnceLock};
 use weft_core::Target;
 
-pub fn all() -> Vec<Box<dyn Target>> {
+static TARGETS: OnceLock<Vec<Arc<dyn Target>>> = OnceLock::new();
+
+/// weft's own targets: the canary, Chord, omnipaxos, raft-rs, the storage demos and `process`
+/// (unmodified programs under the shim).
+#[cfg(feature = "builtin-targets")]
+pub fn builtin_targets() -> Vec<Box<dyn Target>> {
     let mut all: Vec<Box<dyn Target>> = vec![
         Box::new(weft_target_primary_backup::PrimaryBackup),
         Box::new(weft_target_chord::Chord),
@@ -16,11 +23,36 @@ pub fn all() -> Vec<Box<dyn Target>> {
     all
 }
 
-pub fn find(name: &str) -> anyhow::Result<Box<dyn Target>> {
+/// Without the `builtin-targets` feature: only `process` (unmodified programs under the shim),
+/// which the command line itself depends on.
+#[cfg(not(feature = "builtin-targets"))]
+pub fn builtin_targets() -> Vec<Box<dyn Target>> {
+    vec![Box::new(weft_host::ProcessTarget)]
+}
+
+/// Makes `targets` the ones this process's commands know. Names must be unique.
+pub fn install(targets: Vec<Box<dyn Target>>) -> Result<(), String> {
+    let mut names: Vec<&'static str> = Vec::new();
+    for t in &targets {
+        let name = t.info().name;
+        if names.contains(&name) {
+            return Err(format!("two targets are named `{name}`: target names must be unique"));
+        }
+        names.push(name);
+    }
+    let targets: Vec<Arc<dyn Target>> = targets.into_iter().map(Arc::from).collect();
+    TARGETS.set(targets).map_err(|_| "the targets were already installed".to_string())
+}
+
+pub fn all() -> Vec<Arc<dyn Target>> {
+    TARGETS.get().cloned().unwrap_or_default()
+}
+
+pub fn find(name: &str) -> anyhow::Result<Arc<dyn Target>> {
     let targets = all();
     let known: Vec<&str> = targets.iter().map(|t| t.info().name).collect::<Vec<_>>();
     let known = known.join(", ");
-    all().into_iter().find(|t| t.info().name == name).ok_or_else(|| {
+    targets.into_iter().find(|t| t.info().name == name).ok_or_else(|| {
         anyhow::anyhow!("unknown target `{name}` (known: {known}; see `weft targets`)")
     })
 }
