@@ -6,6 +6,15 @@
 //! reported as unsupported. One libc-internal call is emulated instead of reported: glibc's
 //! malloc seeds its tcache key with `getrandom`, which is harmless once the bytes come from the
 //! process's deterministic stream.
+//!
+//! Threads and processes made by raw system calls are trapped too: `fork` and `vfork` from
+//! anywhere but the stub, `clone3` from anywhere but the stub and glibc's `__clone3`, and
+//! `clone` with `CLONE_VM` from anywhere but the stub and glibc's `clone()`. glibc's own
+//! `clone3` (in `pthread_create`) is told ENOSYS, so glibc uses `clone`, whose flags a filter
+//! can read (`clone3` keeps them in memory a filter cannot). glibc's code is recognised by the
+//! offset of its `syscall` within its page (the same in every image), so a raw call whose
+//! instruction happens to sit at the same offset (1 in 4096) is not caught; nor is a raw
+//! `clone` without `CLONE_VM` (a fork): glibc's `fork` makes one from elsewhere.
 
 use core::ffi::{c_int, c_void};
 use core::sync::atomic::AtomicU32;
@@ -93,10 +102,83 @@ const TRAPPED: &[(i64, &[u8])] = &[
     (libc::SYS_execveat, b"execveat"),
     (libc::SYS_wait4, b"wait4"),
     (libc::SYS_waitid, b"waitid"),
+    // Every process must be seen (`clone` and `clone3` have their own tests in the filter);
+    // glibc 2.34+ never makes these two.
+    (libc::SYS_fork, b"fork"),
+    (libc::SYS_vfork, b"vfork"),
 ];
 
 fn trapped_name(nr: i64) -> &'static [u8] {
+    match nr {
+        libc::SYS_clone => return b"clone",
+        libc::SYS_clone3 => return b"clone3",
+        _ => {}
+    }
     TRAPPED.iter().find(|t| t.0 == nr).map(|t| t.1).unwrap_or(b"?")
+}
+
+/// The offsets within a page of the addresses after glibc's two thread-making `syscall`
+/// instructions (what the filter sees as the instruction pointer): `clone`'s (in `clone()`)
+/// and `clone3`'s (in the internal `__clone3`). An offset, unlike an address, is the same in
+/// every image that maps this libc, so a filter inherited across `exec` still recognises it.
+/// `None` where the code is not as expected.
+fn libc_clone_offsets() -> (Option<u32>, Option<u32>) {
+    // mov $SYS_clone, %eax; syscall — and the same for SYS_clone3 (435).
+    const CLONE: [u8; 7] = [0xb8, 56, 0, 0, 0, 0x0f, 0x05];
+    const CLONE3: [u8; 7] = [0xb8, 0xb3, 0x01, 0, 0, 0x0f, 0x05];
+    let Some((text, clone_at)) = libc_text() else { return (None, None) };
+    let offset = |at: usize| ((text.as_ptr() as usize + at + 7) & 0xfff) as u32;
+    // `clone()`'s own (glibc's `fork` has the same two instructions elsewhere).
+    let near = &text[clone_at..(clone_at + 128).min(text.len())];
+    let clone = near.windows(7).position(|w| w == CLONE).map(|at| offset(clone_at + at));
+    // `__clone3`'s (not exported, so not found by name): the first one near `clone()` (glibc
+    // links the two side by side), else anywhere (a slow scan of all of libc's code).
+    let find3 = |from: usize, to: usize| {
+        text[from..to].windows(7).position(|w| w == CLONE3).map(|at| offset(from + at))
+    };
+    const NEAR: usize = 64 << 10;
+    let clone3 = find3(clone_at.saturating_sub(NEAR), (clone_at + NEAR).min(text.len()))
+        .or_else(|| find3(0, text.len()));
+    (clone, clone3)
+}
+
+/// The executable segment of the libc that holds `clone()`, and where in it `clone()` starts.
+fn libc_text() -> Option<(&'static [u8], usize)> {
+    struct Find {
+        addr: usize,
+        text: (usize, usize),
+    }
+    unsafe extern "C" fn each(info: *mut libc::dl_phdr_info, _: usize, data: *mut c_void) -> c_int {
+        // SAFETY: dl_iterate_phdr passes a valid info and our `Find`.
+        let (info, find) = unsafe { (&*info, &mut *(data as *mut Find)) };
+        for i in 0..info.dlpi_phnum as usize {
+            // SAFETY: `dlpi_phdr` has `dlpi_phnum` entries.
+            let ph = unsafe { &*info.dlpi_phdr.add(i) };
+            let start = info.dlpi_addr as usize + ph.p_vaddr as usize;
+            let end = start + ph.p_memsz as usize;
+            let text = ph.p_type == libc::PT_LOAD && ph.p_flags & libc::PF_X != 0;
+            if text && (start..end).contains(&find.addr) {
+                find.text = (start, end);
+                return 1;
+            }
+        }
+        0
+    }
+    // SAFETY: dlsym (the next `clone`, libc's, not the shim's) with a NUL-terminated name.
+    let addr = unsafe { libc::dlsym(libc::RTLD_NEXT, c"clone".as_ptr()) } as usize;
+    if addr == 0 {
+        return None;
+    }
+    let mut find = Find { addr, text: (0, 0) };
+    // SAFETY: the callback only reads what it is given and writes our `Find`.
+    unsafe { libc::dl_iterate_phdr(Some(each), &mut find as *mut Find as *mut c_void) };
+    let (start, end) = find.text;
+    if end <= start {
+        return None;
+    }
+    // SAFETY: a loaded, readable and executable segment of libc, mapped for the process's life.
+    let text = unsafe { core::slice::from_raw_parts(start as *const u8, end - start) };
+    Some((text, addr - start))
 }
 
 const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
@@ -139,14 +221,29 @@ pub fn install_escape_trap() {
     const LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
     const JEQ: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
     const JGE: u16 = (libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K) as u16;
+    const JSET: u16 = (libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K) as u16;
+    const AND: u16 = (libc::BPF_ALU | libc::BPF_AND | libc::BPF_K) as u16;
     const RET: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
+    let (clone_offset, clone3_offset) = libc_clone_offsets();
+    if clone_offset.is_none() || clone3_offset.is_none() {
+        crate::slot::diag(
+            b"weft-shim: note: glibc's clone code not recognised; raw thread clones go undetected\n",
+        );
+    }
     let n = TRAPPED.len();
-    let mut prog = [stmt(0, 0); 64];
+    let clone_at = 4 + n; // `clone`: trapped when it shares memory
+    let clone3_at = clone_at + 6; // `clone3`: trapped, or ENOSYS for glibc's
+    let enosys_at = clone3_at + 4;
+    let allow_at = enosys_at + 1; // not trapped
+    let check_at = allow_at + 1; // the IP check
+    let mut prog = [stmt(0, 0); 80];
     let mut i = 0;
     let mut push = |f: libc::sock_filter| {
         prog[i] = f;
         i += 1;
     };
+    // Relative distance from the instruction being pushed at `from` to `to`.
+    let to = |from: usize, to: usize| (to - from - 1) as u8;
     // [0] arch check
     push(stmt(LD_W_ABS, 4));
     push(jump(JEQ, AUDIT_ARCH_X86_64, 1, 0));
@@ -155,12 +252,36 @@ pub fn install_escape_trap() {
     push(stmt(LD_W_ABS, 0));
     // [4 .. 4+n) one test per trapped call: jump to the IP check, else fall through.
     for (k, t) in TRAPPED.iter().enumerate() {
-        let to_check = (n - k) as u8; // distance to the IP check after the final allow
-        push(jump(JEQ, t.0 as u32, to_check, 0));
+        push(jump(JEQ, t.0 as u32, to(4 + k, check_at), 0));
     }
-    // [4+n] not trapped
+    // Both tests are off (a number no call has) unless glibc's code was recognised.
+    let (clone_nr, clone3_nr) = match (clone_offset, clone3_offset) {
+        (Some(_), Some(_)) => (libc::SYS_clone as u32, libc::SYS_clone3 as u32),
+        _ => (u32::MAX, u32::MAX),
+    };
+    // [clone_at] `clone` with CLONE_VM (a thread, or a vfork) is trapped unless it comes from
+    // glibc's `clone()` (pthread_create's fallback; the program's own calls of it reach the
+    // shim's hook first) or from the shim's stub. Without CLONE_VM it is glibc's fork.
+    push(jump(JEQ, clone_nr, 0, to(clone_at, clone3_at)));
+    push(stmt(LD_W_ABS, 16)); // args[0], low word: the flags
+    push(jump(JSET, libc::CLONE_VM as u32, 0, to(clone_at + 2, allow_at)));
+    push(stmt(LD_W_ABS, 8)); // instruction pointer, low word
+    push(stmt(AND, 0xfff));
+    let off = clone_offset.unwrap_or(0);
+    push(jump(JEQ, off, to(clone_at + 5, allow_at), to(clone_at + 5, check_at)));
+    // [clone3_at] glibc's own `clone3` (pthread_create, posix_spawn) is told ENOSYS, so glibc
+    // falls back to `clone`, whose flags the filter can read (`clone3` keeps them in memory).
+    // A trap would not do: glibc makes it with every signal blocked, SIGSYS too.
+    push(jump(JEQ, clone3_nr, 0, to(clone3_at, allow_at)));
+    push(stmt(LD_W_ABS, 8));
+    push(stmt(AND, 0xfff));
+    let off3 = clone3_offset.unwrap_or(0);
+    push(jump(JEQ, off3, to(clone3_at + 3, enosys_at), to(clone3_at + 3, check_at)));
+    // [enosys_at]
+    push(stmt(RET, libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32));
+    // [allow_at] not trapped
     push(stmt(RET, libc::SECCOMP_RET_ALLOW));
-    // [5+n] IP check: high word, then start <= low < end.
+    // [check_at] IP check: high word, then start <= low < end.
     push(stmt(LD_W_ABS, 12));
     push(jump(JEQ, (start >> 32) as u32, 0, 4));
     push(stmt(LD_W_ABS, 8));
@@ -217,8 +338,8 @@ fn harmless_socket_call(nr: i64, args: &[i64; 6]) -> bool {
     }
 }
 
-/// SIGSYS from the filter: emulate libc's own `getrandom`, let libc's own non-IP socket calls
-/// run, report anything else.
+/// SIGSYS from the filter: emulate libc's own `getrandom`, let libc's own non-IP socket calls run, report anything
+/// else.
 extern "C" fn on_sigsys(_sig: c_int, info: *mut libc::siginfo_t, ctx: *mut c_void) {
     // SAFETY: the kernel passes a SIGSYS siginfo (call address at byte 16, syscall number at
     // 24, per `struct siginfo`'s `_sigsys` member) and a ucontext_t.

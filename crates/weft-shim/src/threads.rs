@@ -21,7 +21,7 @@ pub(crate) fn slot_of(t: libc::pthread_t) -> Option<usize> {
 type StartFn = extern "C" fn(*mut c_void) -> *mut c_void;
 
 /// Says goodbye for this thread (the host ends it) and passes its remaining calls through.
-fn thread_goodbye() {
+pub(crate) fn thread_goodbye() {
     if !active() {
         return;
     }
@@ -234,8 +234,9 @@ pub unsafe extern "C" fn pthread_cond_broadcast(c: *mut libc::pthread_cond_t) ->
 }
 
 /// `syscall(2)` itself: futexes (Rust's std locks, condition variables, channels and parking
-/// call `syscall(SYS_futex, …)`) wait and wake in the host; every other number goes to libc,
-/// where the seccomp trap reports the ones that would escape (e.g. `SYS_getrandom`).
+/// call `syscall(SYS_futex, …)`) wait and wake in the host; `SYS_clone`/`SYS_clone3` go to
+/// `clone`; every other number goes to libc, where the seccomp trap reports the ones that
+/// would escape (e.g. `SYS_getrandom`).
 #[no_mangle]
 pub unsafe extern "C" fn syscall(
     nr: c_long,
@@ -246,6 +247,13 @@ pub unsafe extern "C" fn syscall(
     a5: c_long,
     a6: c_long,
 ) -> c_long {
+    if nr == libc::SYS_clone || nr == libc::SYS_clone3 {
+        if let Some(_g) = Guard::enter() {
+            if active() {
+                return crate::clone::raw(nr, a1, a2);
+            }
+        }
+    }
     if nr == libc::SYS_futex {
         if let Some(_g) = Guard::enter() {
             if active() {
