@@ -23,7 +23,7 @@ impl Node for Ticker {
     fn on_message(&mut self, _: NodeId, _: (), _: &mut Ctx<'_, Self>) {}
     fn on_timer(&mut self, _: TimerId, _: u64, ctx: &mut Ctx<'_, Self>) {
         self.ticks += 1;
-        if self.ticks % 10 == 0 {
+        if self.ticks.is_multiple_of(10) {
             ctx.observe(self.ticks);
         } else if self.signal && self.ticks == 25 {
             ctx.changed();
