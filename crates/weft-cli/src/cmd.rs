@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use weft_core::{Outcome, RunSpec, Runner, SimDuration};
 use weft_explore::{CampaignOptions, ShrinkOptions, Strategy};
-use weft_report::{Provenance, Repro, Sizes};
+use weft_report::{Repro, Sizes};
 
 // New CLI modules live beside this file; declared here so `main.rs` stays as the lead wrote it.
 #[path = "bench.rs"]
@@ -371,11 +371,6 @@ impl Out {
     }
 }
 
-/// The sizes a repro file records.
-fn repro_sizes(repro: &Repro) -> Sizes {
-    Sizes { decisions: repro.decisions.len() as u64, events: repro.events, faults: repro.faults }
-}
-
 fn sizes(decisions: usize, report: &weft_core::RunReport) -> Sizes {
     Sizes { decisions: decisions as u64, events: report.events, faults: report.faults }
 }
@@ -433,29 +428,9 @@ fn shrink_repro(
     // The control gives the shrinker the wall-clock budget and Ctrl-C and shows its progress.
     let control = CliControl::new(deadline, None, show, "shrink runs");
     let opts = ShrinkOptions { max_runs };
-    let shrunk = match reference {
-        None => weft_explore::shrink(runner, &repro.scenario, &repro.decisions, &opts, &control),
-        Some(reference) => weft_explore::shrink_differential(
-            runner,
-            reference,
-            &repro.scenario,
-            &repro.decisions,
-            &opts,
-            &control,
-        ),
-    };
+    let shrunk = weft_explore::shrink_repro(runner, reference, repro, &opts, &control);
     control.finish();
-    let shrunk = shrunk?;
-    let before = repro.provenance.shrunk_from.unwrap_or_else(|| repro_sizes(repro));
-    let mut out = repro.clone();
-    out.weft_version = weft_core::VERSION.into();
-    out.provenance.shrunk_from = Some(before);
-    out.decisions = shrunk.decisions.clone();
-    out.outcome = shrunk.report.outcome.clone();
-    out.trace_hash = shrunk.report.trace_hash;
-    out.events = shrunk.report.events;
-    out.faults = shrunk.report.faults;
-    Ok((out, shrunk))
+    shrunk
 }
 
 fn explore(a: ExploreArgs) -> Result<Code> {
@@ -594,25 +569,7 @@ fn explore(a: ExploreArgs) -> Result<Code> {
         out.line(format!("no violation found in {} runs", result.runs));
         return finish(Code::Ok, summary);
     };
-    let repro = Repro {
-        format: weft_report::FORMAT.into(),
-        format_version: weft_report::FORMAT_VERSION,
-        weft_version: weft_core::VERSION.into(),
-        spec: spec.clone(),
-        scenario: found.scenario.clone(),
-        seed: found.seed,
-        provenance: Provenance {
-            campaign_seed: a.seed,
-            run_index: found.run_index,
-            strategy: strategy.name().into(),
-            shrunk_from: None,
-        },
-        decisions: found.decisions.clone(),
-        outcome: found.report.outcome.clone(),
-        trace_hash: found.report.trace_hash,
-        events: found.report.events,
-        faults: found.report.faults,
-    };
+    let repro = weft_explore::found_repro(&spec, &found, a.seed, strategy);
     let path = output::campaign_file(
         &a.out,
         &spec,
@@ -707,7 +664,7 @@ fn shrink(a: ShrinkArgs) -> Result<Code> {
             }
         };
     let out = output::write_new(&small, &out)?;
-    let before = repro_sizes(&repro);
+    let before = weft_explore::repro_sizes(&repro);
     println!("  outcome: {}", small.outcome);
     println!(
         "  shrunk in {} runs{}: {} -> {}",
@@ -777,9 +734,7 @@ fn replay(a: ReplayArgs) -> Result<Code> {
         return replay_on_variant(&a, &repro, target.as_ref(), variant);
     }
     let runner = target.prepare(&repro.spec)?;
-    let mut scenario = repro.scenario.clone();
-    scenario.disk.audit = a.contract;
-    let r = weft_explore::replay(runner.as_ref(), &scenario, &repro.decisions, a.timeline);
+    let (r, verdict) = weft_explore::replay_repro(runner.as_ref(), &repro, a.contract, a.timeline);
     if a.timeline {
         print!("{}", weft_report::timeline::render(&r.events));
     }
@@ -795,21 +750,20 @@ fn replay(a: ReplayArgs) -> Result<Code> {
         );
         return Ok(Code::Ok);
     }
-    let same = r.report.trace_hash == repro.trace_hash && r.report.outcome == repro.outcome;
-    if !same {
-        println!(
-            "DIVERGED: the replay did not reproduce the recorded run (recorded: {})",
-            repro.outcome
-        );
-        return Ok(Code::Diverged);
-    }
-    Ok(match &r.report.outcome {
-        o if o.is_failure() => {
+    Ok(match verdict {
+        weft_explore::ReplayVerdict::Diverged => {
+            println!(
+                "DIVERGED: the replay did not reproduce the recorded run (recorded: {})",
+                repro.outcome
+            );
+            Code::Diverged
+        }
+        weft_explore::ReplayVerdict::Reproduced => {
             println!("reproduced: same outcome, same trace hash");
             Code::Violation
         }
-        Outcome::Unsupported { .. } => Code::Unsupported,
-        _ => Code::Ok,
+        weft_explore::ReplayVerdict::Unsupported => Code::Unsupported,
+        weft_explore::ReplayVerdict::Passed => Code::Ok,
     })
 }
 

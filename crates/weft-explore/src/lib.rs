@@ -2,7 +2,7 @@
 //! (spread over threads, with results independent of thread timing), the strategies that pick
 //! each run's scenario and decisions (random, swarm, coverage-guided, bounded exhaustive), the
 //! shrinker that turns a failing decision list into a minimal one, replay and determinism
-//! checks, and the paired evaluation of a target's variants ([`evaluate`]: buggy versus fixed,
+//! checks, the repro files made of them ([`found_repro`], [`shrink_repro`], [`replay_repro`]), and the paired evaluation of a target's variants ([`evaluate`]: buggy versus fixed,
 //! N campaigns of equal budget each). It is the only part of weft that creates threads; it reads no clock (wall-clock
 //! budgets and Ctrl-C come in through [`Control`]).
 
@@ -10,6 +10,7 @@ mod campaign;
 mod eval;
 mod exhaustive;
 mod replay;
+mod repro;
 mod shrink;
 
 pub use campaign::{
@@ -19,5 +20,8 @@ pub use campaign::{
 pub use eval::{evaluate, wilson95, CampaignEnd, Difference, EvalOptions, Evaluation, VariantEval};
 pub use exhaustive::{ExhaustiveStats, MAX_CHOICES};
 pub use replay::{check_seed, replay, Divergence, Replayed};
+pub use repro::{
+    explore, found_repro, replay_repro, repro_sizes, shrink_repro, ReplayVerdict, Unsupported,
+};
 pub use shrink::{shrink, shrink_differential, trim, ShrinkError, ShrinkOptions, Shrunk};
 pub(crate) use weft_report::timeline::line;
