@@ -100,6 +100,9 @@ struct Cand {
     sites: Vec<Site>,
     /// Replay by position instead of by site (see `Shrinker::try_positional`).
     positional: bool,
+    /// May have as many events as the input had, not only as many as the best so far (a
+    /// structural jump that the passes after it bring back down; see `delete_faults`).
+    grow: bool,
 }
 
 struct Shrinker<'a> {
@@ -108,6 +111,8 @@ struct Shrinker<'a> {
     scenario: Scenario,
     /// The input's own event budget.
     max_events: u64,
+    /// The input's events: no candidate ever has more.
+    input_events: u64,
     /// A runner on which every accepted candidate must pass, with the uncapped scenario.
     reference: Option<(&'a dyn Runner, &'a Scenario)>,
     target: Outcome,
@@ -139,8 +144,13 @@ impl Shrinker<'_> {
         let kind = Site::fault_kind();
         let before = self.sites[..start].iter().filter(|&&s| s == kind).count() as u32;
         let removed = self.sites[start..end].iter().filter(|&&s| s == kind).count() as u32;
-        let mut c =
-            Cand { values: Vec::new(), labels: Vec::new(), sites: Vec::new(), positional: false };
+        let mut c = Cand {
+            values: Vec::new(),
+            labels: Vec::new(),
+            sites: Vec::new(),
+            positional: false,
+            grow: false,
+        };
         for i in (0..self.best.len()).filter(|i| !(start..end).contains(i)) {
             let mut site = self.sites[i];
             if removed > 0 && site.kind() == Some(SiteKind::FaultDetail) {
@@ -172,6 +182,7 @@ impl Shrinker<'_> {
             labels: self.labels.clone(),
             sites: self.sites.clone(),
             positional: false,
+            grow: false,
         };
         for i in at {
             c.values[i] = value;
@@ -196,7 +207,8 @@ impl Shrinker<'_> {
 
     /// Runs `candidate`; keeps it if it fails the same way and its log is smaller than the best.
     fn try_candidate(&mut self, c: Cand) -> bool {
-        if self.out_of_budget() || shortlex(&c.values, &self.best) != Ordering::Less {
+        let len = c.values.iter().rposition(|&v| v != 0).map_or(0, |i| i + 1);
+        if self.out_of_budget() || shortlex(&c.values[..len], &self.best) != Ordering::Less {
             return false;
         }
         self.runs += 1;
@@ -208,11 +220,19 @@ impl Shrinker<'_> {
         } else {
             Decisions::replay_sited(c.values, c.labels, &c.sites)
         };
-        let report = self.runner.run(&self.scenario, &mut d, &mut NullObserver);
+        let limit = if c.grow { self.input_events } else { self.report.events };
+        let report = if c.grow {
+            let scenario =
+                Scenario { max_events: event_cap(self.max_events, limit), ..self.scenario.clone() };
+            self.runner.run(&scenario, &mut d, &mut NullObserver)
+        } else {
+            self.runner.run(&self.scenario, &mut d, &mut NullObserver)
+        };
         // A shorter decision list that makes the run itself longer (past the end of a list
         // every choice is 0, which may be a step that still happens) is not simpler for the
-        // person reading the trace: never trade events for decisions.
-        if !report.outcome.same_failure(&self.target) || report.events > self.report.events {
+        // person reading the trace: never trade events for decisions (except in a marked
+        // structural jump, and never past the input's length).
+        if !report.outcome.same_failure(&self.target) || report.events > limit {
             return false;
         }
         let log = trim(d.log().to_vec());
@@ -448,6 +468,7 @@ fn shrink_inner(
             ..scenario.clone()
         },
         max_events: scenario.max_events,
+        input_events: report.events,
         reference: reference.map(|r| (r, scenario)),
         target: report.outcome.clone(),
         labels: d.labels()[..best.len()].to_vec(),
