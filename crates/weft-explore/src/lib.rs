@@ -10,6 +10,7 @@ mod campaign;
 mod eval;
 mod exhaustive;
 mod replay;
+mod shard;
 mod shrink;
 
 pub use campaign::{
@@ -19,5 +20,8 @@ pub use campaign::{
 pub use eval::{evaluate, wilson95, CampaignEnd, Difference, EvalOptions, Evaluation, VariantEval};
 pub use exhaustive::{ExhaustiveStats, MAX_CHOICES};
 pub use replay::{check_seed, replay, Divergence, Replayed};
+pub use shard::{
+    check_shardable, merge_ledgers, run_shard, Ledger, Shard, ShardError, ShardRun, MAX_SHARDS,
+};
 pub use shrink::{shrink, shrink_differential, trim, ShrinkError, ShrinkOptions, Shrunk};
 pub(crate) use weft_report::timeline::line;
