@@ -14,10 +14,16 @@ use weft_report::{Repro, Sizes};
 // New CLI modules live beside this file; declared here so `main.rs` stays as the lead wrote it.
 #[path = "bench.rs"]
 mod bench;
+#[path = "deploy.rs"]
+mod deploy;
+#[path = "merge.rs"]
+mod merge;
 #[path = "output.rs"]
 mod output;
 #[path = "progress.rs"]
 mod progress;
+#[path = "shard.rs"]
+mod shard;
 
 use progress::{CliControl, Show};
 
@@ -58,6 +64,11 @@ enum Cmd {
     Run(crate::run::RunArgs),
     /// Compare variants of a target: N campaigns of equal budget each, paired by seed.
     Eval(crate::eval::EvalArgs),
+    /// Combine the result files of a sharded campaign (`explore --shard K/N`) into the
+    /// campaign's result: the lowest failing run index wins, then it is shrunk once.
+    Merge(merge::MergeArgs),
+    /// Write a Slurm job-array script or a Kubernetes Indexed Job that runs a sharded campaign.
+    Deploy(deploy::DeployArgs),
 }
 
 #[derive(Args)]
@@ -137,6 +148,10 @@ struct ExploreArgs {
     /// No progress display.
     #[arg(long)]
     quiet: bool,
+    /// Run only part K of N of the campaign (random and swarm): run indices K, K+N, …; writes
+    /// OUT/shard-K-of-N.json for `weft merge` (docs/scale-out.md).
+    #[arg(long, value_name = "K/N", value_parser = weft_explore::Shard::parse)]
+    shard: Option<weft_explore::Shard>,
 }
 
 /// The strategy `explore` uses unless told otherwise; chosen by `weft bench` (docs/explorer.md).
@@ -146,16 +161,16 @@ pub(crate) const DEFAULT_STRATEGY: &str = "coverage";
 const SHRINK_BACKSTOP: std::time::Duration = std::time::Duration::from_secs(300);
 
 #[derive(Args, Clone)]
-struct ShrinkBudget {
+pub(crate) struct ShrinkBudget {
     /// Shrinking budget: a number of runs (`5000`) or wall-clock time (`30s`). A run budget
     /// gives the same result everywhere unless it takes longer than 5 minutes (then the best
     /// found so far is kept); a time budget keeps the best found so far.
     #[arg(long, default_value = "20000", value_parser = parse_budget)]
-    shrink_budget: Budget,
+    pub(crate) shrink_budget: Budget,
 }
 
 #[derive(Clone, Copy, Debug)]
-enum Budget {
+pub(crate) enum Budget {
     Runs(u64),
     Time(std::time::Duration),
 }
@@ -259,6 +274,8 @@ pub fn dispatch(cli: Cli) -> Result<Code> {
         Cmd::ExplainCrash(a) => explain_crash(a),
         Cmd::Run(a) => crate::run::run(a),
         Cmd::Eval(a) => crate::eval::eval(a),
+        Cmd::Merge(a) => merge::merge(a),
+        Cmd::Deploy(a) => deploy::deploy(a),
     }
 }
 
@@ -455,6 +472,9 @@ fn explore(a: ExploreArgs) -> Result<Code> {
         bail!("--jobs must be at least 1");
     }
     let strategy = Strategy::parse(&a.strategy, a.max_depth).expect("validated by clap");
+    if a.shard.is_some() {
+        weft_explore::check_shardable(strategy)?;
+    }
     let opts = CampaignOptions { seed: a.seed, runs, jobs, strategy, scenario };
     let out = Out { json: a.json };
     // The seed and the derived configuration come first, so a killed run still leaves them.
@@ -477,10 +497,54 @@ fn explore(a: ExploreArgs) -> Result<Code> {
     out.line(format!("  {base} {}", serde_json::to_string(&opts.scenario)?));
     // Progress is drawn on stderr, so it stays with --json (stdout carries only the summary).
     let show = Show::auto(a.quiet);
+    if let Some(k) = a.shard {
+        let campaign = shard::Campaign::new(&spec, &opts, a.time);
+        return shard::explore_shard(runner.as_ref(), &opts, k, campaign, &a.out, a.json, show);
+    }
     let control = CliControl::new(a.time, runs, show, "runs");
     let result = weft_explore::run_campaign(runner.as_ref(), &opts, &control);
     control.finish();
     let secs = control.elapsed().as_secs_f64().max(1e-9);
+    let report = Report {
+        target: target.as_ref(),
+        runner: runner.as_ref(),
+        spec: &spec,
+        opts: &opts,
+        out_dir: &a.out,
+        json: a.json,
+        no_shrink: a.no_shrink,
+        shrink_budget: a.shrink.shrink_budget,
+        show,
+        secs,
+        merged: None,
+    };
+    report_campaign(&report, result)
+}
+
+/// Everything reporting a finished campaign needs: `explore` and `merge` print the same
+/// summary, write the same repro and shrink it the same way.
+pub(crate) struct Report<'a> {
+    pub target: &'a dyn weft_core::Target,
+    pub runner: &'a dyn Runner,
+    pub spec: &'a RunSpec,
+    pub opts: &'a CampaignOptions,
+    pub out_dir: &'a Path,
+    pub json: bool,
+    pub no_shrink: bool,
+    pub shrink_budget: Budget,
+    pub show: Show,
+    pub secs: f64,
+    /// `weft merge`: fields added to the `--json` summary (shards, reproducible).
+    pub merged: Option<serde_json::Value>,
+}
+
+/// Prints a campaign's summary (and `--json`), writes its repro, shrinks it; the exit code.
+pub(crate) fn report_campaign(
+    r: &Report<'_>,
+    result: weft_explore::CampaignResult,
+) -> Result<Code> {
+    let (secs, jobs, strategy, spec, opts) = (r.secs, r.opts.jobs, r.opts.strategy, r.spec, r.opts);
+    let (target, show, out) = (r.target, r.show, Out { json: r.json });
     out.line(format!(
         "  {} runs, {} events in {:.2}s ({:.0} runs/s, {:.0} events/s), {} distinct features",
         result.runs,
@@ -528,7 +592,7 @@ fn explore(a: ExploreArgs) -> Result<Code> {
         "variant": spec.variant,
         "options": spec.options,
         "property": spec.property,
-        "seed": a.seed,
+        "seed": opts.seed,
         "strategy": strategy.name(),
         "jobs": jobs,
         "runs": result.runs,
@@ -539,6 +603,9 @@ fn explore(a: ExploreArgs) -> Result<Code> {
         "vacuous": vacuous,
         "interrupted": interrupted,
     });
+    if let Some(extra) = &r.merged {
+        summary["merged"] = extra.clone();
+    }
     if let Some(x) = &result.exhaustive {
         summary["exhaustive"] = json!({
             "states": x.states, "max_depth": x.max_depth, "depth_bound": x.depth_bound,
@@ -547,7 +614,7 @@ fn explore(a: ExploreArgs) -> Result<Code> {
         });
     }
     let finish = |code: Code, mut summary: serde_json::Value| -> Result<Code> {
-        if a.json {
+        if r.json {
             summary["exit_code"] = json!(code as u8);
             println!("{}", serde_json::to_string(&summary)?);
         }
@@ -569,13 +636,13 @@ fn explore(a: ExploreArgs) -> Result<Code> {
         out.line(format!("no violation found in {} runs", result.runs));
         return finish(Code::Ok, summary);
     };
-    let repro = weft_explore::found_repro(&spec, &found, a.seed, strategy);
+    let repro = weft_explore::found_repro(spec, &found, opts.seed, strategy);
     let path = output::campaign_file(
-        &a.out,
-        &spec,
+        r.out_dir,
+        spec,
         &opts.scenario,
         strategy.name(),
-        a.seed,
+        opts.seed,
         found.run_index,
     );
     // Written before shrinking, so an interrupted or failed shrink loses nothing; if it cannot
@@ -606,8 +673,8 @@ fn explore(a: ExploreArgs) -> Result<Code> {
         "before": before,
     });
     let mut reproduce = path.clone();
-    if !a.no_shrink {
-        match shrink_repro(runner.as_ref(), None, &repro, a.shrink.shrink_budget, show) {
+    if !r.no_shrink {
+        match shrink_repro(r.runner, None, &repro, r.shrink_budget, show) {
             Ok((small, shrunk)) => {
                 let spath = output::write_new(&small, &shrunk_path(&path))?;
                 let after = sizes(small.decisions.len(), &shrunk.report);

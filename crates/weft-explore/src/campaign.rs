@@ -185,10 +185,10 @@ pub fn swarm_scenario(base: &Scenario, seed: u64) -> Scenario {
 }
 
 /// One run's result, before it is merged into the campaign.
-struct RunOut {
-    found: Found,
-    failed: bool,
-    features: Vec<u64>,
+pub(crate) struct RunOut {
+    pub(crate) found: Found,
+    pub(crate) failed: bool,
+    pub(crate) features: Vec<u64>,
     bounds: Vec<u64>,
 }
 
@@ -198,7 +198,7 @@ pub fn run_one(runner: &dyn Runner, opts: &CampaignOptions, index: u64) -> (Foun
     (out.found, out.failed)
 }
 
-fn run_seeded(
+pub(crate) fn run_seeded(
     runner: &dyn Runner,
     opts: &CampaignOptions,
     index: u64,
@@ -233,7 +233,7 @@ fn run_seeded(
 
 /// A corpus entry of coverage-guided search: a run that reached a feature no earlier run had.
 #[derive(Clone, Debug)]
-struct Entry {
+pub(crate) struct Entry {
     log: Vec<u64>,
     bounds: Vec<u64>,
 }
@@ -341,7 +341,7 @@ impl Tally {
 
 /// Runs `body(i)` for indices claimed in increasing order from `next` until `limit`, a stop
 /// request, or an index above `best` (a lower failing run is already known). On `jobs` threads.
-fn pool(
+pub(crate) fn pool(
     jobs: usize,
     next: &AtomicU64,
     limit: u64,

@@ -11,6 +11,7 @@ mod eval;
 mod exhaustive;
 mod replay;
 mod repro;
+mod shard;
 mod shrink;
 
 pub use campaign::{
@@ -22,6 +23,9 @@ pub use exhaustive::{ExhaustiveStats, MAX_CHOICES};
 pub use replay::{check_seed, replay, Divergence, Replayed};
 pub use repro::{
     explore, found_repro, replay_repro, repro_sizes, shrink_repro, ReplayVerdict, Unsupported,
+};
+pub use shard::{
+    check_shardable, merge_ledgers, run_shard, Ledger, Shard, ShardError, ShardRun, MAX_SHARDS,
 };
 pub use shrink::{shrink, shrink_differential, trim, ShrinkError, ShrinkOptions, Shrunk};
 pub(crate) use weft_report::timeline::line;

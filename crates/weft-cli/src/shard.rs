@@ -1,0 +1,279 @@
+//! `weft explore … --shard K/N`: runs one shard of a random or swarm campaign and writes its
+//! result file `OUT/shard-K-of-N.json` for `weft merge`.
+//!
+//! The file is JSON ([`ShardFile`], format `weft-shard` version 1): the campaign (spec,
+//! scenario, seed, strategy, budget), which shard, whether it completed, its wall time, its
+//! run and event counts, its first failing run with the unshrunk repro, and the ledger a merge
+//! needs to count the campaign's runs exactly (`weft_explore::Ledger`). A failing run's repro is
+//! also written as an ordinary repro file beside it, before the result file, so it is never
+//! lost. A shard exits 0 once its file is written, violation or not: the campaign's verdict is
+//! the merge's. Running a shard again whose complete result is already there does nothing.
+
+use super::{describe_spec, output, progress, CliControl, Code, Out, Show};
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use weft_core::{RunSpec, Runner, Scenario};
+use weft_explore::{CampaignOptions, Found, Ledger, Shard};
+use weft_report::{Provenance, Repro};
+
+pub(crate) const FORMAT: &str = "weft-shard";
+pub(crate) const FORMAT_VERSION: u32 = 1;
+
+/// Everything that decides a campaign's runs; shards merge only if theirs are equal.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Campaign {
+    pub spec: RunSpec,
+    pub scenario: Scenario,
+    pub seed: u64,
+    pub strategy: String,
+    /// The run budget (`--runs`), or none for a `--time` budget.
+    pub runs: Option<u64>,
+    /// The `--time` budget in seconds, if any.
+    pub time_seconds: Option<f64>,
+}
+
+impl Campaign {
+    pub(crate) fn new(
+        spec: &RunSpec,
+        opts: &CampaignOptions,
+        time: Option<std::time::Duration>,
+    ) -> Campaign {
+        Campaign {
+            spec: spec.clone(),
+            scenario: opts.scenario.clone(),
+            seed: opts.seed,
+            strategy: opts.strategy.name().to_string(),
+            runs: opts.runs,
+            time_seconds: time.map(|t| t.as_secs_f64()),
+        }
+    }
+}
+
+/// The first failing run of a shard.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Failure {
+    pub run_index: u64,
+    pub seed: u64,
+    pub kind: String,
+    pub trace_hash: u64,
+    /// The unshrunk repro, as `weft explore` would write it.
+    pub repro: Repro,
+}
+
+/// One shard's result file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ShardFile {
+    pub format: String,
+    pub format_version: u32,
+    pub weft_version: String,
+    pub campaign: Campaign,
+    pub shard: Shard,
+    /// False when Ctrl-C (or SIGTERM) stopped a run-budgeted shard early.
+    pub complete: bool,
+    pub seconds: f64,
+    pub runs: u64,
+    pub events: u64,
+    pub first_failure: Option<Failure>,
+    pub ledger: Ledger,
+}
+
+/// `shard-K-of-N.json`.
+pub(crate) fn file_name(shard: Shard) -> String {
+    format!("shard-{}-of-{}.json", shard.index, shard.count)
+}
+
+/// The repro `weft explore` writes for a failing run.
+pub(crate) fn repro_of(campaign: &Campaign, found: &Found) -> Repro {
+    Repro {
+        format: weft_report::FORMAT.into(),
+        format_version: weft_report::FORMAT_VERSION,
+        weft_version: weft_core::VERSION.into(),
+        spec: campaign.spec.clone(),
+        scenario: found.scenario.clone(),
+        seed: found.seed,
+        provenance: Provenance {
+            campaign_seed: campaign.seed,
+            run_index: found.run_index,
+            strategy: campaign.strategy.clone(),
+            shrunk_from: None,
+        },
+        decisions: found.decisions.clone(),
+        outcome: found.report.outcome.clone(),
+        trace_hash: found.report.trace_hash,
+        events: found.report.events,
+        faults: found.report.faults,
+    }
+}
+
+/// Largest shard file read (the ledger holds one number per run).
+const MAX_FILE: u64 = 1 << 30;
+
+/// Reads and checks the format of a shard result file.
+pub(crate) fn read(path: &Path) -> Result<ShardFile> {
+    let shown = path.display();
+    let len = std::fs::metadata(path).with_context(|| format!("cannot read {shown}"))?.len();
+    if len > MAX_FILE {
+        bail!("{shown}: {len} bytes is too large for a shard result file");
+    }
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {shown}"))?;
+    let head: serde_json::Value = serde_json::from_slice(&bytes)
+        .with_context(|| format!("{shown}: not a weft shard result file"))?;
+    if head.get("format").and_then(|f| f.as_str()) != Some(FORMAT) {
+        bail!("{shown}: not a weft shard result file (no \"format\": \"{FORMAT}\")");
+    }
+    let version = head.get("format_version").and_then(|v| v.as_u64());
+    if version != Some(FORMAT_VERSION as u64) {
+        bail!("{shown}: shard format version {version:?}, this weft reads {FORMAT_VERSION}");
+    }
+    let file: ShardFile = serde_json::from_value(head)
+        .with_context(|| format!("{shown}: malformed shard result file"))?;
+    if !file.ledger.is_consistent() || file.runs != file.ledger.runs() {
+        bail!("{shown}: inconsistent shard result file (its run counts disagree)");
+    }
+    Ok(file)
+}
+
+/// Writes `file` at `path` whole (temporary name, then rename).
+fn write(file: &ShardFile, path: &Path) -> Result<()> {
+    let tmp = weft_report::temp_path(path);
+    let text = serde_json::to_string(file)?;
+    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Whether a complete result of this very shard is already at `path` (a retried task);
+/// an error if the file belongs to another campaign.
+fn already_done(path: &Path, campaign: &Campaign, shard: Shard) -> Result<bool> {
+    if !path.exists() {
+        return Ok(false);
+    }
+    let old = read(path)?;
+    if old.campaign != *campaign || old.shard != shard {
+        bail!(
+            "{} holds a shard of a different campaign; give this campaign its own --out",
+            path.display()
+        );
+    }
+    Ok(old.complete)
+}
+
+/// Runs shard `shard` of the campaign and writes its result file; exit 0 (130 if interrupted).
+pub(crate) fn explore_shard(
+    runner: &dyn Runner,
+    opts: &CampaignOptions,
+    shard: Shard,
+    campaign: Campaign,
+    out_dir: &Path,
+    json: bool,
+    show: Show,
+) -> Result<Code> {
+    if campaign.spec.target == "process" {
+        bail!("--shard does not support the `process` target yet (its repros name local paths)");
+    }
+    let out = Out { json };
+    let path = out_dir.join(file_name(shard));
+    if already_done(&path, &campaign, shard)? {
+        out.line(format!("  shard {shard}: already done, result in {}", path.display()));
+        return finish(json, &path, Code::Ok);
+    }
+    let budget = campaign.runs.map(|r| shard.runs_below(r));
+    out.line(format!(
+        "  shard {shard}: run indices {}, {}, {}, … ({})",
+        shard.run_index(0),
+        shard.run_index(1),
+        shard.run_index(2),
+        budget.map_or("until the time budget ends".into(), |n| format!("{n} runs"))
+    ));
+    let control = CliControl::new(
+        campaign.time_seconds.map(std::time::Duration::from_secs_f64),
+        budget,
+        show,
+        "runs",
+    );
+    let run = weft_explore::run_shard(runner, opts, shard, &control)?;
+    control.finish();
+    let seconds = control.elapsed().as_secs_f64().max(1e-9);
+    let interrupted = run.stopped && progress::was_interrupted();
+    let first_failure = match &run.found {
+        Some(found) => Some(write_failure(&campaign, found, out_dir, &out)?),
+        None => None,
+    };
+    let runs = run.ledger.runs();
+    let events = run.ledger.events.iter().sum();
+    out.line(format!(
+        "  {runs} runs, {events} events in {seconds:.2}s ({:.0} runs/s)",
+        runs as f64 / seconds
+    ));
+    let file = ShardFile {
+        format: FORMAT.into(),
+        format_version: FORMAT_VERSION,
+        weft_version: weft_core::VERSION.into(),
+        campaign,
+        shard,
+        complete: !interrupted,
+        seconds,
+        runs,
+        events,
+        first_failure,
+        ledger: run.ledger,
+    };
+    write(&file, &path)?;
+    out.line(format!("  shard result: {}", path.display()));
+    out.line(format!("merge when every shard is done: weft merge {}", out_dir.display()));
+    finish(json, &path, if interrupted { Code::Interrupted } else { Code::Ok })
+}
+
+/// Writes a shard's failing run as an ordinary repro file (before anything else can fail).
+fn write_failure(campaign: &Campaign, found: &Found, out_dir: &Path, out: &Out) -> Result<Failure> {
+    let repro = repro_of(campaign, found);
+    let name = output::campaign_file(
+        out_dir,
+        &campaign.spec,
+        &campaign.scenario,
+        &campaign.strategy,
+        campaign.seed,
+        found.run_index,
+    );
+    let written = output::write_new(&repro, &name)?;
+    out.line(format!(
+        "  this shard's first failing run: {} ({}); repro: {}",
+        found.run_index,
+        found.report.outcome.kind(),
+        written.display()
+    ));
+    Ok(Failure {
+        run_index: found.run_index,
+        seed: found.seed,
+        kind: found.report.outcome.kind().into(),
+        trace_hash: found.report.trace_hash,
+        repro,
+    })
+}
+
+fn finish(json: bool, path: &PathBuf, code: Code) -> Result<Code> {
+    if json {
+        let summary = json!({"command": "explore", "shard_result": path, "exit_code": code as u8});
+        println!("{}", serde_json::to_string(&summary)?);
+    }
+    Ok(code)
+}
+
+/// The command line that runs `campaign` on one machine, for messages.
+pub(crate) fn describe(campaign: &Campaign) -> String {
+    let budget = match (campaign.runs, campaign.time_seconds) {
+        (Some(n), _) => format!("--runs {n}"),
+        (None, Some(t)) => format!("--time {t}s"),
+        (None, None) => String::new(),
+    };
+    format!(
+        "weft explore {} --seed {} --strategy {} {budget}",
+        describe_spec(&campaign.spec),
+        campaign.seed,
+        campaign.strategy
+    )
+}
