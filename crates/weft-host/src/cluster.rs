@@ -54,6 +54,8 @@ struct FileGroup {
     exit_codes: Option<Vec<i32>>,
     memory_limit: Option<Size>,
     cpu_limit: Option<Size>,
+    #[serde(default)]
+    data_dirs: Vec<String>,
 }
 
 fn one() -> u32 {
@@ -91,6 +93,8 @@ struct RecordGroup {
     exit_codes: Vec<i32>,
     memory_bytes: u64,
     cpu_secs: u64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    data_dirs: Vec<String>,
 }
 
 /// Parses `1GiB`, `512MiB`, `64M`, `4096` (bytes).
@@ -195,6 +199,12 @@ impl Cluster {
             if g.count == 0 {
                 return Err(format!("{}: must be at least 1", at("count")));
             }
+            for d in g.data_dirs.iter().map(here) {
+                if let Some(why) = crate::config::data_dir_problem(&d) {
+                    return Err(format!("{}: `{d}` {why}", at("data_dirs")));
+                }
+                group.data_dirs.push(d);
+            }
             groups.push(group);
         }
         let mut settings = BTreeMap::new();
@@ -246,6 +256,7 @@ impl Cluster {
                 exit_codes: g.exit_codes.clone(),
                 memory_bytes: g.limits.memory_bytes,
                 cpu_secs: g.limits.cpu_secs,
+                data_dirs: g.data_dirs.clone(),
             });
         }
         let doc = RecordDoc { groups, scenario: self.scenario.clone() };
@@ -267,6 +278,7 @@ impl Cluster {
             group.start = SimDuration::from_nanos(g.start_ns);
             group.exit_codes = g.exit_codes;
             group.limits = Limits { memory_bytes: g.memory_bytes, cpu_secs: g.cpu_secs };
+            group.data_dirs = g.data_dirs;
             groups.push(group);
         }
         let cluster = Cluster { groups, settings: BTreeMap::new(), scenario: doc.scenario };

@@ -58,6 +58,10 @@ pub struct Group {
     /// as `target_crashed` (or `resource_limit`).
     pub exit_codes: Vec<i32>,
     pub limits: Limits,
+    /// Directories whose files live on the node's simulated disk (absolute, or relative to
+    /// the node's working directory; `{id}`, `{group}`, `{index}` replaced per node). Empty:
+    /// every file is real.
+    pub data_dirs: Vec<String>,
 }
 
 impl Group {
@@ -73,6 +77,7 @@ impl Group {
             start: SimDuration::ZERO,
             exit_codes: vec![0],
             limits: Limits::default(),
+            data_dirs: Vec::new(),
         }
     }
 }
@@ -239,13 +244,50 @@ impl HostConfig {
     /// How node `node` is started.
     pub(crate) fn launch(&self, node: u32) -> Launch {
         let (group, _) = self.group_of(node);
+        let mut env: Vec<(String, String)> =
+            group.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        let dirs = self.data_dirs_for(node);
+        if !dirs.is_empty() {
+            env.push(("WEFT_DATA_DIRS".into(), dirs.join(":")));
+        }
         Launch {
             program: group.program.clone(),
             args: self.args_for(node),
-            env: group.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-            cwd: self.run_dir.as_ref().map(|d| d.join(format!("n{node}"))),
+            env,
+            cwd: self.node_dir(node),
             limits: group.limits,
         }
+    }
+
+    fn node_dir(&self, node: u32) -> Option<PathBuf> {
+        self.run_dir.as_ref().map(|d| d.join(format!("n{node}")))
+    }
+
+    /// Node `node`'s data directories: absolute, lexically normalised, relative ones resolved
+    /// against its working directory (as the kernel names it, symlinks resolved, so the paths
+    /// match what `getcwd` tells the program).
+    pub fn data_dirs_for(&self, node: u32) -> Vec<String> {
+        let (group, index) = self.group_of(node);
+        if group.data_dirs.is_empty() {
+            return Vec::new();
+        }
+        let cwd = match self.node_dir(node) {
+            Some(d) => std::fs::canonicalize(&d).unwrap_or(d),
+            None => std::env::current_dir()
+                .and_then(std::fs::canonicalize)
+                .unwrap_or_else(|_| PathBuf::from("/")),
+        };
+        group
+            .data_dirs
+            .iter()
+            .map(|d| {
+                let d = d
+                    .replace("{id}", &node.to_string())
+                    .replace("{group}", &group.name)
+                    .replace("{index}", &index.to_string());
+                normalize_path(&cwd.join(d).to_string_lossy())
+            })
+            .collect()
     }
 
     /// When node `node` starts, if not at time 0.
@@ -335,6 +377,41 @@ impl HostConfig {
             property: None,
         })
     }
+}
+
+/// `path` (absolute) with `.`, `..` and repeated or trailing `/` resolved lexically.
+pub fn normalize_path(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for c in path.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            c => parts.push(c),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
+/// Why `dir` (as written in a cluster file) cannot be a data directory, if it cannot.
+pub fn data_dir_problem(dir: &str) -> Option<&'static str> {
+    if dir.trim().is_empty() {
+        return Some("is empty");
+    }
+    if dir.contains(':') {
+        return Some("contains `:`");
+    }
+    let abs = normalize_path(dir);
+    if dir.starts_with('/') && abs == "/" {
+        return Some("is the root directory");
+    }
+    let system = ["/dev", "/proc", "/sys", "/usr", "/etc", "/bin", "/lib"];
+    if dir.starts_with('/') && system.iter().any(|s| abs == *s || abs.starts_with(&format!("{s}/")))
+    {
+        return Some("is a system directory (it stays real and read-only)");
+    }
+    None
 }
 
 /// Joins arguments for the `args` option of the `process` target: separated by the ASCII unit

@@ -147,11 +147,22 @@ unsafe fn exec_simulated(
         env[n] = own.as_ptr().cast();
         n += 1;
     }
+    // The data directories go with the image even if the program cleared its environment.
+    let mut dirs = [0u8; 4200];
+    let value = crate::datadir::env_value();
+    if !value.is_empty() {
+        let name = b"WEFT_DATA_DIRS=";
+        dirs[..name.len()].copy_from_slice(name);
+        dirs[name.len()..name.len() + value.len()].copy_from_slice(value);
+        env[n] = dirs.as_ptr().cast();
+        n += 1;
+    }
     let mut e = if envp.is_null() { environ } else { envp };
     while !e.is_null() && !(*e).is_null() {
         let entry = *e;
         let ours = starts_with(entry, b"WEFT_SHM_FD=")
             || starts_with(entry, b"WEFT_SLOT=")
+            || (!value.is_empty() && starts_with(entry, b"WEFT_DATA_DIRS="))
             || (!preload.is_null() && starts_with(entry, b"LD_PRELOAD="));
         if !ours {
             if n + 1 >= ENV_MAX {

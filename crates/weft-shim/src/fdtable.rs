@@ -1,6 +1,7 @@
 //! The descriptor table: the one place that knows what an fd of this process is — a simulated
 //! UDP socket, a simulated stream, a process-local object in the host (pipe end, eventfd,
-//! socketpair end), an epoll instance, a recorded regular file, or something real the shim
+//! socketpair end), an epoll instance, a recorded regular file, a file of the simulated disk
+//! (under a data directory), or something real the shim
 //! does not simulate — and the state the shim keeps for it (the non-blocking
 //! flag and `SO_RCVTIMEO`). Indexed by fd number up to [`FD_MAX`]; a descriptor beyond it is
 //! never simulated.
@@ -52,6 +53,9 @@ pub(crate) enum FdKind {
     Epoll,
     /// A regular file whose operations are recorded in the trace.
     File,
+    /// A file or directory under a data directory, on the host's simulated disk (a real
+    /// `/dev/null` holds the number).
+    Disk,
     /// A timerfd whose timer the host keeps (a real, never armed timerfd holds the number).
     Timerfd,
     /// A signalfd whose mask the host keeps (a real one with an empty mask holds the number).
@@ -110,6 +114,8 @@ pub(crate) fn kind(fd: c_int) -> FdKind {
         }
     } else if f & EPOLL != 0 {
         FdKind::Epoll
+    } else if f & FILE != 0 && f & LOCAL != 0 {
+        FdKind::Disk
     } else if f & FILE != 0 {
         FdKind::File
     } else if f & TIMERFD != 0 {
@@ -220,6 +226,12 @@ pub(crate) fn copies(fd: c_int) -> usize {
 /// number, closed behind the shim's back, starts afresh).
 pub(crate) fn open_file(fd: c_int, record: bool) {
     set_flags(fd, if record { FILE } else { 0 });
+}
+
+/// Records a newly opened `fd` as a file of the simulated disk (callers check [`fits`]).
+pub(crate) fn open_disk(fd: c_int) {
+    set_flags(fd, FILE | LOCAL);
+    new_obj(fd);
 }
 
 /// Forgets `fd` (it is being closed or reused); answers what it was.

@@ -1,8 +1,10 @@
 //! Files: the `open`/`fopen` family (a random device opens as a memfd of the process's random
-//! stream), and, until weft has a storage model, file operations that run natively, each one on
+//! stream); files under the node's data directories, served from the host's simulated disk
+//! ([`crate::datadir`]); and every other file operation, which runs natively, each one on
 //! a regular file opened through the hooks reported to the host, which puts it in the trace and
 //! treats it as a scheduling point. Paths under /dev, /proc and /sys are
-//! not recorded. Calls glibc makes internally (stdio's fopen/fwrite/fflush) are not seen.
+//! not recorded. Calls glibc makes internally (stdio's fopen/fwrite/fflush) are not seen; stdio
+//! on a data-directory file is refused by name.
 
 use crate::prelude::*;
 use crate::random::{fopen_random, is_random_device, random_memfd};
@@ -12,6 +14,11 @@ pub unsafe extern "C" fn open(path: *const c_char, flags: c_int, mode: c_uint) -
     if let Some(_g) = Guard::enter() {
         if active() && is_random_device(path) {
             return random_memfd();
+        }
+        if active() {
+            if let Some(fd) = crate::datadir::try_open(libc::AT_FDCWD, path, flags) {
+                return fd;
+            }
         }
     }
     let fd = real!(open: fn(*const c_char, c_int, c_uint) -> c_int)(path, flags, mode);
@@ -23,6 +30,11 @@ pub unsafe extern "C" fn open64(path: *const c_char, flags: c_int, mode: c_uint)
     if let Some(_g) = Guard::enter() {
         if active() && is_random_device(path) {
             return random_memfd();
+        }
+        if active() {
+            if let Some(fd) = crate::datadir::try_open(libc::AT_FDCWD, path, flags) {
+                return fd;
+            }
         }
     }
     let fd = real!(open64: fn(*const c_char, c_int, c_uint) -> c_int)(path, flags, mode);
@@ -39,6 +51,11 @@ pub unsafe extern "C" fn openat(
     if let Some(_g) = Guard::enter() {
         if active() && is_random_device(path) {
             return random_memfd();
+        }
+        if active() {
+            if let Some(fd) = crate::datadir::try_open(dir, path, flags) {
+                return fd;
+            }
         }
     }
     let fd =
@@ -57,6 +74,11 @@ pub unsafe extern "C" fn openat64(
         if active() && is_random_device(path) {
             return random_memfd();
         }
+        if active() {
+            if let Some(fd) = crate::datadir::try_open(dir, path, flags) {
+                return fd;
+            }
+        }
     }
     let fd =
         real!(openat64: fn(c_int, *const c_char, c_int, c_uint) -> c_int)(dir, path, flags, mode);
@@ -69,6 +91,18 @@ pub unsafe extern "C" fn fopen(path: *const c_char, mode: *const c_char) -> *mut
         if active() && is_random_device(path) {
             return fopen_random(mode);
         }
+        if active()
+            && !matches!(
+                crate::datadir::classify(libc::AT_FDCWD, path),
+                crate::datadir::Where::Real
+            )
+        {
+            unsupported(
+                b"fopen of a data-directory file: stdio on simulated files is not modelled",
+                -1,
+                0,
+            );
+        }
     }
     real!(fopen: fn(*const c_char, *const c_char) -> *mut libc::FILE)(path, mode)
 }
@@ -78,6 +112,18 @@ pub unsafe extern "C" fn fopen64(path: *const c_char, mode: *const c_char) -> *m
     if let Some(_g) = Guard::enter() {
         if active() && is_random_device(path) {
             return fopen_random(mode);
+        }
+        if active()
+            && !matches!(
+                crate::datadir::classify(libc::AT_FDCWD, path),
+                crate::datadir::Where::Real
+            )
+        {
+            unsupported(
+                b"fopen of a data-directory file: stdio on simulated files is not modelled",
+                -1,
+                0,
+            );
         }
     }
     real!(fopen64: fn(*const c_char, *const c_char) -> *mut libc::FILE)(path, mode)
@@ -171,6 +217,14 @@ fn record_path(kind: i64, result: c_int, path: *const c_char, path2: *const c_ch
 
 #[no_mangle]
 pub unsafe extern "C" fn creat(path: *const c_char, mode: libc::mode_t) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            let flags = libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC;
+            if let Some(fd) = crate::datadir::try_open(libc::AT_FDCWD, path, flags) {
+                return fd;
+            }
+        }
+    }
     let fd = real!(creat: fn(*const c_char, libc::mode_t) -> c_int)(path, mode);
     after_open(path, libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC, fd)
 }
@@ -182,6 +236,11 @@ pub unsafe extern "C" fn pread(
     len: size_t,
     off: libc::off_t,
 ) -> ssize_t {
+    if let Some(r) =
+        disk_io(fd, |fd| if off < 0 { einval() } else { crate::datadir::read(fd, buf, len, off) })
+    {
+        return r;
+    }
     let r = real!(pread: fn(c_int, *mut c_void, size_t, libc::off_t) -> ssize_t)(fd, buf, len, off);
     record_io(FILE_READ, fd, off, len, r as i64);
     r
@@ -194,6 +253,11 @@ pub unsafe extern "C" fn pread64(
     len: size_t,
     off: libc::off64_t,
 ) -> ssize_t {
+    if let Some(r) =
+        disk_io(fd, |fd| if off < 0 { einval() } else { crate::datadir::read(fd, buf, len, off) })
+    {
+        return r;
+    }
     let r =
         real!(pread64: fn(c_int, *mut c_void, size_t, libc::off64_t) -> ssize_t)(fd, buf, len, off);
     record_io(FILE_READ, fd, off, len, r as i64);
@@ -207,6 +271,16 @@ pub unsafe extern "C" fn pwrite(
     len: size_t,
     off: libc::off_t,
 ) -> ssize_t {
+    if let Some(r) = disk_io(fd, |fd| {
+        let iov = [libc::iovec { iov_base: buf as *mut c_void, iov_len: len }];
+        if off < 0 {
+            einval()
+        } else {
+            crate::datadir::write(fd, &iov, off)
+        }
+    }) {
+        return r;
+    }
     let r =
         real!(pwrite: fn(c_int, *const c_void, size_t, libc::off_t) -> ssize_t)(fd, buf, len, off);
     record_io(FILE_WRITE, fd, off, len, r as i64);
@@ -220,6 +294,16 @@ pub unsafe extern "C" fn pwrite64(
     len: size_t,
     off: libc::off64_t,
 ) -> ssize_t {
+    if let Some(r) = disk_io(fd, |fd| {
+        let iov = [libc::iovec { iov_base: buf as *mut c_void, iov_len: len }];
+        if off < 0 {
+            einval()
+        } else {
+            crate::datadir::write(fd, &iov, off)
+        }
+    }) {
+        return r;
+    }
     let r = real!(pwrite64: fn(c_int, *const c_void, size_t, libc::off64_t) -> ssize_t)(
         fd, buf, len, off,
     );
@@ -229,6 +313,9 @@ pub unsafe extern "C" fn pwrite64(
 
 #[no_mangle]
 pub unsafe extern "C" fn fsync(fd: c_int) -> c_int {
+    if let Some(r) = disk_io(fd, |fd| crate::datadir::fsync(fd, false)) {
+        return r;
+    }
     let r = real!(fsync: fn(c_int) -> c_int)(fd);
     record_io(FILE_FSYNC, fd, 0, 0, r as i64);
     r
@@ -236,6 +323,9 @@ pub unsafe extern "C" fn fsync(fd: c_int) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn fdatasync(fd: c_int) -> c_int {
+    if let Some(r) = disk_io(fd, |fd| crate::datadir::fsync(fd, true)) {
+        return r;
+    }
     let r = real!(fdatasync: fn(c_int) -> c_int)(fd);
     record_io(FILE_FDATASYNC, fd, 0, 0, r as i64);
     r
@@ -243,6 +333,9 @@ pub unsafe extern "C" fn fdatasync(fd: c_int) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn ftruncate(fd: c_int, len: libc::off_t) -> c_int {
+    if let Some(r) = disk_io(fd, |fd| crate::datadir::ftruncate(fd, len)) {
+        return r;
+    }
     let r = real!(ftruncate: fn(c_int, libc::off_t) -> c_int)(fd, len);
     record_io(FILE_TRUNCATE, fd, len, 0, r as i64);
     r
@@ -250,6 +343,9 @@ pub unsafe extern "C" fn ftruncate(fd: c_int, len: libc::off_t) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn ftruncate64(fd: c_int, len: libc::off64_t) -> c_int {
+    if let Some(r) = disk_io(fd, |fd| crate::datadir::ftruncate(fd, len)) {
+        return r;
+    }
     let r = real!(ftruncate64: fn(c_int, libc::off64_t) -> c_int)(fd, len);
     record_io(FILE_TRUNCATE, fd, len, 0, r as i64);
     r
@@ -257,6 +353,11 @@ pub unsafe extern "C" fn ftruncate64(fd: c_int, len: libc::off64_t) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn rename(from: *const c_char, to: *const c_char) -> c_int {
+    if let Some(r) =
+        disk_path(|| crate::datadir::try_rename(libc::AT_FDCWD, from, libc::AT_FDCWD, to, 0))
+    {
+        return r;
+    }
     let r = real!(rename: fn(*const c_char, *const c_char) -> c_int)(from, to);
     record_path(FILE_RENAME, r, from, to);
     r
@@ -269,6 +370,9 @@ pub unsafe extern "C" fn renameat(
     fd2: c_int,
     to: *const c_char,
 ) -> c_int {
+    if let Some(r) = disk_path(|| crate::datadir::try_rename(fd1, from, fd2, to, 0)) {
+        return r;
+    }
     let r = real!(renameat: fn(c_int, *const c_char, c_int, *const c_char) -> c_int)(
         fd1, from, fd2, to,
     );
@@ -278,6 +382,9 @@ pub unsafe extern "C" fn renameat(
 
 #[no_mangle]
 pub unsafe extern "C" fn unlink(path: *const c_char) -> c_int {
+    if let Some(r) = disk_path(|| crate::datadir::try_unlink(libc::AT_FDCWD, path, 0)) {
+        return r;
+    }
     let r = real!(unlink: fn(*const c_char) -> c_int)(path);
     record_path(FILE_UNLINK, r, path, ptr::null());
     r
@@ -285,7 +392,158 @@ pub unsafe extern "C" fn unlink(path: *const c_char) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn unlinkat(dir: c_int, path: *const c_char, flags: c_int) -> c_int {
+    if let Some(r) = disk_path(|| crate::datadir::try_unlink(dir, path, flags)) {
+        return r;
+    }
     let r = real!(unlinkat: fn(c_int, *const c_char, c_int) -> c_int)(dir, path, flags);
     record_path(FILE_UNLINK, r, path, ptr::null());
     r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn renameat2(
+    fd1: c_int,
+    from: *const c_char,
+    fd2: c_int,
+    to: *const c_char,
+    flags: c_uint,
+) -> c_int {
+    if let Some(r) = disk_path(|| crate::datadir::try_rename(fd1, from, fd2, to, flags)) {
+        return r;
+    }
+    let r = real!(renameat2: fn(c_int, *const c_char, c_int, *const c_char, c_uint) -> c_int)(
+        fd1, from, fd2, to, flags,
+    );
+    record_path(FILE_RENAME, r, from, to);
+    r
+}
+
+fn einval() -> ssize_t {
+    ret_errno(-(libc::EINVAL as i64)) as ssize_t
+}
+
+/// Runs `f` when `fd` is a file of the simulated disk (and the shim is active).
+fn disk_io<R>(fd: c_int, f: impl FnOnce(c_int) -> R) -> Option<R> {
+    if fdtable::kind(fd) != FdKind::Disk {
+        return None;
+    }
+    let _g = Guard::enter()?;
+    active().then(|| f(fd))
+}
+
+/// Runs `f` (which answers `None` for real paths) with the guard held, when active.
+fn disk_path(f: impl FnOnce() -> Option<c_int>) -> Option<c_int> {
+    let _g = Guard::enter()?;
+    if active() {
+        f()
+    } else {
+        None
+    }
+}
+
+// The fortified entry points (`_FORTIFY_SOURCE`): the same calls, with a checked buffer.
+#[no_mangle]
+pub unsafe extern "C" fn __open_2(path: *const c_char, flags: c_int) -> c_int {
+    open(path, flags, 0)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn __open64_2(path: *const c_char, flags: c_int) -> c_int {
+    open64(path, flags, 0)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn __openat_2(dir: c_int, path: *const c_char, flags: c_int) -> c_int {
+    openat(dir, path, flags, 0)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn __openat64_2(dir: c_int, path: *const c_char, flags: c_int) -> c_int {
+    openat64(dir, path, flags, 0)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn __read_chk(
+    fd: c_int,
+    buf: *mut c_void,
+    len: size_t,
+    _cap: size_t,
+) -> ssize_t {
+    crate::io::read(fd, buf, len)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn __pread_chk(
+    fd: c_int,
+    buf: *mut c_void,
+    len: size_t,
+    off: libc::off_t,
+    _cap: size_t,
+) -> ssize_t {
+    pread(fd, buf, len, off)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn __pread64_chk(
+    fd: c_int,
+    buf: *mut c_void,
+    len: size_t,
+    off: libc::off64_t,
+    _cap: size_t,
+) -> ssize_t {
+    pread64(fd, buf, len, off)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn preadv(
+    fd: c_int,
+    iov: *const libc::iovec,
+    n: c_int,
+    off: libc::off_t,
+) -> ssize_t {
+    if let Some(r) = disk_io(fd, |fd| match crate::io::iovecs(iov, n) {
+        Some(_) if off < 0 => einval(),
+        Some(iov) => crate::datadir::readv(fd, iov, off),
+        None => ret_errno(-(libc::EINVAL as i64)) as ssize_t,
+    }) {
+        return r;
+    }
+    real!(preadv: fn(c_int, *const libc::iovec, c_int, libc::off_t) -> ssize_t)(fd, iov, n, off)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn preadv64(
+    fd: c_int,
+    iov: *const libc::iovec,
+    n: c_int,
+    off: libc::off64_t,
+) -> ssize_t {
+    preadv(fd, iov, n, off)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pwritev(
+    fd: c_int,
+    iov: *const libc::iovec,
+    n: c_int,
+    off: libc::off_t,
+) -> ssize_t {
+    if let Some(r) = disk_io(fd, |fd| match crate::io::iovecs(iov, n) {
+        Some(_) if off < 0 => einval(),
+        Some(iov) => crate::datadir::write(fd, iov, off),
+        None => ret_errno(-(libc::EINVAL as i64)) as ssize_t,
+    }) {
+        return r;
+    }
+    real!(pwritev: fn(c_int, *const libc::iovec, c_int, libc::off_t) -> ssize_t)(fd, iov, n, off)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pwritev64(
+    fd: c_int,
+    iov: *const libc::iovec,
+    n: c_int,
+    off: libc::off64_t,
+) -> ssize_t {
+    pwritev(fd, iov, n, off)
 }

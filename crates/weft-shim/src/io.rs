@@ -1,7 +1,7 @@
 //! The generic descriptor calls — `read`, `write`, `readv`, `writev`, `close`,
 //! `dup`/`dup2`/`dup3`, `fcntl`,
-//! `ioctl` — dispatched by what the descriptor table says an fd is; and `io_uring`, which
-//! cannot be simulated.
+//! `ioctl` — dispatched by what the descriptor table says an fd is (a file of the simulated
+//! disk goes to [`crate::datadir`]); and `io_uring`, which cannot be simulated.
 
 use crate::epoll::forget_epoll;
 use crate::files::{record_file, record_io};
@@ -11,6 +11,9 @@ use crate::sockets::{recv_common, send_common};
 #[no_mangle]
 pub unsafe extern "C" fn read(fd: c_int, buf: *mut c_void, len: size_t) -> ssize_t {
     if let Some(_g) = Guard::enter() {
+        if active() && fdtable::kind(fd) == FdKind::Disk {
+            return crate::datadir::read(fd, buf, len, -1);
+        }
         if active() && fdtable::kind(fd) == FdKind::Timerfd {
             return crate::timers::timerfd_read(fd, buf, len);
         }
@@ -33,6 +36,10 @@ pub unsafe extern "C" fn read(fd: c_int, buf: *mut c_void, len: size_t) -> ssize
 #[no_mangle]
 pub unsafe extern "C" fn write(fd: c_int, buf: *const c_void, len: size_t) -> ssize_t {
     if let Some(_g) = Guard::enter() {
+        if active() && fdtable::kind(fd) == FdKind::Disk {
+            let iov = [libc::iovec { iov_base: buf as *mut c_void, iov_len: len }];
+            return crate::datadir::write(fd, &iov, -1);
+        }
         if active() && fdtable::is_sim(fd) {
             let iov = [libc::iovec { iov_base: buf as *mut c_void, iov_len: len }];
             return send_common(fd, &iov, ptr::null(), 0);
@@ -49,6 +56,12 @@ pub unsafe extern "C" fn write(fd: c_int, buf: *const c_void, len: size_t) -> ss
 #[no_mangle]
 pub unsafe extern "C" fn readv(fd: c_int, iov: *const libc::iovec, n: c_int) -> ssize_t {
     if let Some(_g) = Guard::enter() {
+        if active() && fdtable::kind(fd) == FdKind::Disk {
+            let Some(iov) = iovecs(iov, n) else {
+                return ret_errno(-(libc::EINVAL as i64)) as ssize_t;
+            };
+            return crate::datadir::readv(fd, iov, -1);
+        }
         if active() && fdtable::is_sim(fd) {
             let Some(iov) = iovecs(iov, n) else {
                 return ret_errno(-(libc::EINVAL as i64)) as ssize_t;
@@ -62,6 +75,12 @@ pub unsafe extern "C" fn readv(fd: c_int, iov: *const libc::iovec, n: c_int) -> 
 #[no_mangle]
 pub unsafe extern "C" fn writev(fd: c_int, iov: *const libc::iovec, n: c_int) -> ssize_t {
     if let Some(_g) = Guard::enter() {
+        if active() && fdtable::kind(fd) == FdKind::Disk {
+            let Some(iov) = iovecs(iov, n) else {
+                return ret_errno(-(libc::EINVAL as i64)) as ssize_t;
+            };
+            return crate::datadir::write(fd, iov, -1);
+        }
         if active() && fdtable::is_sim(fd) {
             let Some(iov) = iovecs(iov, n) else {
                 return ret_errno(-(libc::EINVAL as i64)) as ssize_t;
@@ -73,7 +92,7 @@ pub unsafe extern "C" fn writev(fd: c_int, iov: *const libc::iovec, n: c_int) ->
 }
 
 /// The caller's `iov[..n]` (`None`: a count Linux refuses).
-unsafe fn iovecs<'a>(iov: *const libc::iovec, n: c_int) -> Option<&'a [libc::iovec]> {
+pub(crate) unsafe fn iovecs<'a>(iov: *const libc::iovec, n: c_int) -> Option<&'a [libc::iovec]> {
     match n {
         0 => Some(&[]),
         1..=1024 => Some(core::slice::from_raw_parts(iov, n as usize)),
@@ -100,7 +119,7 @@ pub(crate) unsafe fn forget_fd(fd: c_int) {
         forget_epoll(fd);
     }
     match fdtable::forget(fd) {
-        FdKind::SimUdp | FdKind::SimStream | FdKind::SimLocal => {
+        FdKind::SimUdp | FdKind::SimStream | FdKind::SimLocal | FdKind::Disk => {
             slot().args[0] = fd as i64;
             handoff(OP_CLOSE);
         }
@@ -123,12 +142,12 @@ unsafe fn after_dup(old: c_int, new: c_int) -> c_int {
     }
     forget_fd(new);
     match fdtable::kind(old) {
-        FdKind::SimUdp | FdKind::SimStream | FdKind::SimLocal | FdKind::Epoll
+        FdKind::SimUdp | FdKind::SimStream | FdKind::SimLocal | FdKind::Epoll | FdKind::Disk
             if !fdtable::fits(new) =>
         {
             unsupported(b"dup: fd number beyond the shim's table", libc::SYS_dup, 0)
         }
-        FdKind::SimUdp | FdKind::SimStream | FdKind::SimLocal => {
+        FdKind::SimUdp | FdKind::SimStream | FdKind::SimLocal | FdKind::Disk => {
             fdtable::dup(old, new);
             slot().args[0] = old as i64;
             slot().args[1] = new as i64;
@@ -180,6 +199,15 @@ pub unsafe extern "C" fn dup3(old: c_int, new: c_int, flags: c_int) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn fcntl(fd: c_int, cmd: c_int, arg: c_ulong) -> c_int {
+    if fdtable::kind(fd) == FdKind::Disk {
+        if let Some(_g) = Guard::enter() {
+            if active() {
+                if let Some(r) = crate::datadir::fcntl(fd, cmd, arg) {
+                    return r;
+                }
+            }
+        }
+    }
     let r = real!(fcntl: fn(c_int, c_int, c_ulong) -> c_int)(fd, cmd, arg);
     if r >= 0 && (cmd == libc::F_DUPFD || cmd == libc::F_DUPFD_CLOEXEC) {
         if let Some(_g) = Guard::enter() {
@@ -201,6 +229,15 @@ pub unsafe extern "C" fn fcntl64(fd: c_int, cmd: c_int, arg: c_ulong) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn ioctl(fd: c_int, req: c_ulong, arg: *mut c_void) -> c_int {
+    if fdtable::kind(fd) == FdKind::Disk && active() {
+        if req == libc::FIONREAD {
+            unsupported(b"ioctl(FIONREAD) on a data-directory file is not modelled", -1, 0);
+        }
+        // The modelled file system has no ioctls: what a regular file answers for one it
+        // does not know.
+        set_errno(libc::ENOTTY);
+        return -1;
+    }
     let r = real!(ioctl: fn(c_int, c_ulong, *mut c_void) -> c_int)(fd, req, arg);
     if r >= 0 && req == libc::FIONBIO && fdtable::host_polled(fd) && !arg.is_null() {
         fdtable::set_nonblocking(fd, *(arg as *const c_int) != 0);

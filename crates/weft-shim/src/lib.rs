@@ -1,8 +1,9 @@
 //! weft-shim is the `LD_PRELOAD` library that makes an unmodified, dynamically linked Linux
 //! program deterministic under weft-host. It interposes libc's public entry points for time,
 //! randomness, sleeping and polling, UDP sockets and TCP-like streams, threads (creation,
-//! mutexes, condition variables), process identity, signals and timers (in virtual time), and
-//! (for the record) file operations, and
+//! mutexes, condition variables), process identity, signals and timers (in virtual time),
+//! files under a node's data directories (served from the host's simulated disk), and (for the
+//! record) other file operations, and
 //! forwards every call that blocks, sends or receives to the host over a shared-memory slot
 //! with a futex hand-off. Calls that
 //! only read (the clocks, random bytes) never leave the process: virtual time is read from a
@@ -53,6 +54,7 @@ mod sys;
 
 mod clone;
 mod creds;
+mod datadir;
 mod dl;
 mod epoll;
 mod exec;

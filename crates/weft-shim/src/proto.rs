@@ -229,6 +229,55 @@ pub const OP_SIGNALFD: u32 = 60;
 /// how many were taken, their `SigInfo`s in `data`, or -EAGAIN.
 pub const OP_SIGNALFD_READ: u32 = 61;
 
+// The simulated disk (ops 90+): calls on files under a node's data directories, served from
+// the host's per-node disk model. Paths travel NUL-terminated in `data`: absolute and already
+// normalised by the shim when `dirfd` is `AT_FDCWD`, else relative to the disk directory open
+// at `dirfd`. Answers are `ret` (>= 0, or -errno); a call the model cannot serve ends the run
+// as unsupported, naming it.
+/// `args[0]` = DISK_* kind, the rest as each kind says.
+pub const OP_DISK: u32 = 90;
+/// Open: `args[1]` = the placeholder fd the shim holds the number with, `args[2]` = flags,
+/// `args[3]` = dirfd. Answer the fd.
+pub const DISK_OPEN: i64 = 1;
+/// Read: `args[1]` = fd, `args[2]` = offset (-1: the fd's own, advanced), `args[3]` = length
+/// (at most `DATA_MAX`). Answer the count, bytes in `data`.
+pub const DISK_READ: i64 = 2;
+/// Write `data[..len]`: `args[1]` = fd, `args[2]` = offset (-1: the fd's own, or the end with
+/// `O_APPEND`), `args[3]` = 1 when more of the same call follows (the host buffers the parts
+/// and performs one write with the last). Answer the count (of all parts, with the last).
+pub const DISK_WRITE: i64 = 3;
+/// `lseek`: `args[1]` = fd, `args[2]` = offset, `args[3]` = whence. Answer the new offset.
+pub const DISK_SEEK: i64 = 4;
+/// `fsync`/`fdatasync` (`args[2]` = 1) of fd `args[1]`, a file or a directory.
+pub const DISK_FSYNC: i64 = 5;
+/// `ftruncate(args[1], args[2])`.
+pub const DISK_TRUNCATE: i64 = 6;
+/// `stat`: `args[1]` = fd (`args[3]` = 1: `fstat` of it) or dirfd with the path, `args[2]` =
+/// `AT_*` flags. Answer 0 with `args[1]` = mode, `args[2]` = size, `args[3]` = inode number,
+/// `args[4]` = link count.
+pub const DISK_STAT: i64 = 7;
+/// `renameat2`: `args[1]`/`args[2]` = the two dirfds, `args[3]` = flags; `data` = both paths.
+pub const DISK_RENAME: i64 = 8;
+/// `unlinkat`: `args[1]` = dirfd, `args[2]` = flags.
+pub const DISK_UNLINK: i64 = 9;
+/// `mkdirat`: `args[1]` = dirfd.
+pub const DISK_MKDIR: i64 = 10;
+/// `faccessat`: `args[1]` = dirfd, `args[2]` = mode.
+pub const DISK_ACCESS: i64 = 11;
+/// Directory entries of fd `args[1]` from its position, as `linux_dirent64` records in
+/// `data`, at most `args[2]` bytes; the position moves past them. Answer the bytes (0: end).
+pub const DISK_LIST: i64 = 12;
+/// A POSIX record lock (`fcntl F_SETLK*`/`F_OFD_*`) on fd `args[1]`: granted while no other
+/// process has the file open; answer 0.
+pub const DISK_LOCK: i64 = 13;
+/// `fcntl(F_GETFL)` of fd `args[1]`: answer its status flags.
+pub const DISK_GETFL: i64 = 14;
+/// `sync`/`syncfs`: every file and directory of the node's disk becomes durable.
+pub const DISK_SYNC: i64 = 15;
+
+/// The environment variable naming a node's data directories (absolute, `:`-separated).
+pub const ENV_DATA_DIRS: &[u8] = b"WEFT_DATA_DIRS\0";
+
 pub const TIMER_KIND_POSIX: i64 = 1;
 pub const TIMER_KIND_FD: i64 = 2;
 pub const TIMER_ID_ITIMER_REAL: i64 = -1;

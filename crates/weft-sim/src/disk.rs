@@ -200,6 +200,47 @@ impl Disk {
         Ok(self.inodes[self.inode(path)?].data.len())
     }
 
+    /// The inode the file `path` names, if it names a file.
+    pub fn file_inode(&self, path: &str) -> Option<usize> {
+        self.ns.files.get(path).copied()
+    }
+
+    /// True when `path` is a directory ("" is the root).
+    pub fn is_dir(&self, path: &str) -> bool {
+        self.ns.dir_exists(path)
+    }
+
+    /// The entries directly in `dir` ("" is the root): each name (last component) and whether
+    /// it is a directory, sorted by name.
+    pub fn entries(&self, dir: &str) -> Vec<(String, bool)> {
+        let files = self.ns.files.keys().map(|p| (p, false));
+        let dirs = self.ns.dirs.iter().map(|p| (p, true));
+        let mut out: Vec<(String, bool)> = files
+            .chain(dirs)
+            .filter(|(p, _)| parent(p) == dir && p.as_str() != dir)
+            .map(|(p, d)| (p.rsplit_once('/').map_or(p.as_str(), |(_, n)| n).to_string(), d))
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// `len` bytes of inode `i` from `offset` (fewer at its end).
+    pub fn read_inode(&self, i: usize, offset: usize, len: usize) -> &[u8] {
+        let data = &self.inodes[i].data;
+        let start = offset.min(data.len());
+        &data[start..(start + len).min(data.len())]
+    }
+
+    /// The size of inode `i`.
+    pub fn inode_size(&self, i: usize) -> usize {
+        self.inodes[i].data.len()
+    }
+
+    /// How many names inode `i` has now (0: unlinked, still readable through open files).
+    pub fn inode_links(&self, i: usize) -> usize {
+        self.ns.files.values().filter(|&&n| n == i).count()
+    }
+
     pub fn mkdir(&mut self, path: &str) -> io::Result<()> {
         if !self.ns.dir_exists(&parent(path)) {
             return Err(enoent(&parent(path)));
@@ -229,6 +270,13 @@ impl Disk {
     pub fn write(&mut self, path: &str, offset: usize, bytes: &[u8]) -> io::Result<()> {
         self.create(path)?;
         let i = self.inode(path)?;
+        self.write_inode(i, offset, bytes);
+        Ok(())
+    }
+
+    /// Writes `bytes` at `offset` of inode `i` (as [`Disk::write`]; the file may have been
+    /// renamed or unlinked since it was opened).
+    pub fn write_inode(&mut self, i: usize, offset: usize, bytes: &[u8]) {
         let block = self.block;
         let node = &mut self.inodes[i];
         let end = offset + bytes.len();
@@ -242,7 +290,6 @@ impl Disk {
         }
         let blocks = touched.map(|b| (b, block_of(&node.data, b, block))).collect();
         node.since_sync.push(Version { size: node.data.len(), blocks });
-        Ok(())
     }
 
     pub fn append(&mut self, path: &str, bytes: &[u8]) -> io::Result<()> {
@@ -253,6 +300,12 @@ impl Disk {
 
     pub fn truncate(&mut self, path: &str, len: usize) -> io::Result<()> {
         let i = self.inode(path)?;
+        self.truncate_inode(i, len);
+        Ok(())
+    }
+
+    /// Sets inode `i`'s size to `len` (zeros past the old end).
+    pub fn truncate_inode(&mut self, i: usize, len: usize) {
         let block = self.block;
         let node = &mut self.inodes[i];
         let old = node.data.len();
@@ -261,12 +314,17 @@ impl Disk {
         let touched = lo / block..hi.div_ceil(block);
         let blocks = touched.map(|b| (b, block_of(&node.data, b, block))).collect();
         node.since_sync.push(Version { size: len, blocks });
-        Ok(())
     }
 
     /// Makes the file's data durable (except pages an injected failure dropped).
     pub fn fsync(&mut self, path: &str) -> io::Result<()> {
         let i = self.inode(path)?;
+        self.fsync_inode(i);
+        Ok(())
+    }
+
+    /// Makes inode `i`'s data durable (as [`Disk::fsync`]).
+    pub fn fsync_inode(&mut self, i: usize) {
         let block = self.block;
         let node = &mut self.inodes[i];
         let mut synced = node.data.clone();
@@ -280,7 +338,6 @@ impl Disk {
         }
         node.synced = synced;
         node.since_sync.clear();
-        Ok(())
     }
 
     /// An fsync that fails with EIO and drops the file's dirty pages: reads still see the data,
@@ -310,6 +367,22 @@ impl Disk {
             self.durable_ns.apply(&op);
         }
         Ok(())
+    }
+
+    /// `sync`: every file's data and every directory's operations become durable.
+    pub fn sync_all(&mut self) {
+        for i in 0..self.inodes.len() {
+            self.fsync_inode(i);
+        }
+        let dirs: Vec<String> =
+            std::iter::once(String::new()).chain(self.ns.dirs.iter().cloned()).collect();
+        for d in dirs {
+            let _ = self.fsync_dir(&d);
+        }
+        // Operations whose parent no longer exists are covered by nothing: make them durable.
+        while let Some((op, _)) = (!self.pending_ns.is_empty()).then(|| self.pending_ns.remove(0)) {
+            self.durable_ns.apply(&op);
+        }
     }
 
     pub fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {

@@ -101,6 +101,7 @@ impl World<'_> {
         self.pipes.close_node(node);
         self.down[node as usize] = true;
         self.event(node, EventKind::Crash, None, None, 0, || "crashed (injected)".into());
+        self.disk_crash(node);
     }
 
     pub(super) fn restart(&mut self, node: u32) -> io::Result<()> {

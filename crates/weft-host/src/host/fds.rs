@@ -1,6 +1,6 @@
 //! The host's descriptor table: the single owner of what a (process, fd) refers to. A
-//! descriptor refers to an object ([`ObjId`]): a socket, or a process-local object (a pipe
-//! end, an eventfd, a socketpair end). Several descriptors may refer to one (`dup`, `dup2`,
+//! descriptor refers to an object ([`ObjId`]): a socket, a process-local object (a pipe
+//! end, an eventfd, a socketpair end), or an open file of the node's simulated disk. Several descriptors may refer to one (`dup`, `dup2`,
 //! `dup3`, `fcntl(F_DUPFD)`), and the object lives until the last of them is closed, as an open
 //! file description does on Linux.
 //!
@@ -11,6 +11,7 @@
 //! it). A node's own program has table number `node`, so a run without children never enters
 //! anything else.
 
+use super::disk::OpenFile;
 use super::local::Local;
 use super::sockets::Sock;
 use std::collections::BTreeMap;
@@ -23,6 +24,7 @@ pub(super) type ObjId = (u32, u64);
 pub(super) enum Object {
     Sock(Sock),
     Local(Local),
+    File(OpenFile),
 }
 
 struct Entry {
@@ -201,6 +203,42 @@ impl Fds {
         }
     }
 
+    /// Records a new open file of the node's disk at `fd` (the caller has closed whatever `fd`
+    /// held).
+    pub(super) fn open_file(&mut self, node: u32, fd: i32, file: OpenFile) -> ObjId {
+        self.open(node, fd, Object::File(file))
+    }
+
+    /// The open disk file `fd` of `node`'s process refers to.
+    pub(super) fn file(&self, node: u32, fd: i32) -> Option<&OpenFile> {
+        match self.objs.get(&self.id(node, fd)?).map(|e| &e.obj) {
+            Some(Object::File(f)) => Some(f),
+            _ => None,
+        }
+    }
+
+    pub(super) fn file_mut(&mut self, node: u32, fd: i32) -> Option<&mut OpenFile> {
+        let id = self.id(node, fd)?;
+        match self.objs.get_mut(&id).map(|e| &mut e.obj) {
+            Some(Object::File(f)) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// The tables (processes) of `node` with a descriptor on a disk file for which `pred`
+    /// holds.
+    pub(super) fn file_tables(&self, node: u32, pred: impl Fn(&OpenFile) -> bool) -> Vec<u32> {
+        let mut out: Vec<u32> = self
+            .fds
+            .iter()
+            .filter(|(_, id)| id.0 == node)
+            .filter(|(_, id)| matches!(&self.objs[id].obj, Object::File(f) if pred(f)))
+            .map(|(k, _)| k.0)
+            .collect();
+        out.dedup();
+        out
+    }
+
     /// The open descriptors of `node`'s process, in fd order.
     pub(super) fn fds_of(&self, node: u32) -> Vec<i32> {
         let t = self.table(node);
@@ -211,7 +249,7 @@ impl Fds {
     pub(super) fn socks_of(&self, node: u32) -> impl Iterator<Item = (ObjId, &Sock)> + '_ {
         self.objs.range((node, 0)..=(node, u64::MAX)).filter_map(|(id, e)| match &e.obj {
             Object::Sock(s) => Some((*id, s)),
-            Object::Local(_) => None,
+            Object::Local(_) | Object::File(_) => None,
         })
     }
 }

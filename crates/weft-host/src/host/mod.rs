@@ -8,11 +8,13 @@
 //!
 //! Requests are served by one handler per operation (`op_*`), each in its family's module:
 //! [`time`], [`sockets`] and [`stream`], [`local`] (pipes, eventfds, socketpairs), [`poll`],
-//! [`threads`], [`process`] and [`children`], [`signals`], [`timers`], [`files`];
+//! [`threads`], [`process`] and [`children`], [`signals`], [`timers`], [`files`], [`disk`]
+//! (files under the nodes' data directories, on the simulated disk);
 //! injected faults live in [`faults`], and [`fds`] owns what each (process, fd) refers to.
 
 mod busy;
 mod children;
+mod disk;
 mod faults;
 mod fds;
 mod files;
@@ -271,6 +273,8 @@ pub(crate) struct World<'a> {
     fds: fds::Fds,
     /// The bytes in the processes' pipes and socketpairs.
     pipes: local::Pipes,
+    /// Each node's simulated disk (its data directories).
+    disks: disk::Disks,
     flights: BTreeMap<(SimTime, u64), Flight>,
     conns: BTreeMap<u64, stream::Conn>,
     segments: BTreeMap<(SimTime, u64), stream::Segment>,
@@ -322,7 +326,7 @@ pub(crate) fn run(
     obs: &mut dyn Observer,
 ) -> io::Result<RunOutput> {
     let mut notes = Vec::new();
-    if let Some(reason) = cfg.unsupported_reason() {
+    if let Some(reason) = cfg.unsupported_reason().or_else(|| disk::unmodelled(cfg, scenario)) {
         return Ok(RunOutput {
             report: report(Outcome::Unsupported { detail: reason }, 0, 0, 0, SimTime::ZERO),
             lines: Vec::new(),
@@ -367,6 +371,7 @@ pub(crate) fn run(
         threads: Vec::new(),
         fds: fds::Fds::default(),
         pipes: local::Pipes::default(),
+        disks: disk::Disks::new(cfg, scenario.disk.block_size),
         flights: BTreeMap::new(),
         conns: BTreeMap::new(),
         segments: BTreeMap::new(),
@@ -667,6 +672,7 @@ impl World<'_> {
             OP_THREAD_EXIT => Reply::Block(Wait::Gone),
             OP_THREAD_ABORT => self.op_thread_abort(c, slot),
             OP_FILE => self.op_file(c, slot),
+            OP_DISK => self.op_disk(c, slot),
             OP_JOIN => self.op_join(c, slot),
             OP_MUTEX_WAIT => Reply::Block(Wait::Mutex(slot.args[0] as u64)),
             OP_MUTEX_UNLOCK => self.op_mutex_unlock(c, slot),
