@@ -66,6 +66,14 @@ fn exec_keeps_the_shim() {
 }
 
 #[test]
+fn execl_execlp_and_execle_keep_the_shim() {
+    let out = parity("execl");
+    let text: Vec<&str> = out.lines.iter().map(|l| l.text.as_str()).collect();
+    assert!(text.contains(&"execl child: exited 12"), "{text:?}");
+    assert!(text.contains(&"exec'd with WEFT_TEST_VAR=from execle, HOME unset"), "{text:?}");
+}
+
+#[test]
 fn system_runs_the_shell_as_a_child() {
     parity("system");
 }

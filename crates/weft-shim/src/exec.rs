@@ -295,123 +295,77 @@ fn too_many() -> ! {
     unsupported(b"execl(): more than 23 arguments", libc::SYS_execve, 0)
 }
 
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn execl(
-    path: P,
-    a0: P,
-    a1: P,
-    a2: P,
-    a3: P,
-    a4: P,
-    a5: P,
-    a6: P,
-    a7: P,
-    a8: P,
-    a9: P,
-    a10: P,
-    a11: P,
-    a12: P,
-    a13: P,
-    a14: P,
-    a15: P,
-    a16: P,
-    a17: P,
-    a18: P,
-    a19: P,
-    a20: P,
-    a21: P,
-    a22: P,
-    a23: P,
-) -> c_int {
-    let list = [
-        a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, a18, a19,
-        a20, a21, a22, a23,
-    ];
-    let mut argv = [ptr::null(); LIST_MAX + 1];
-    let Some(_) = collect(list, &mut argv) else { too_many() };
-    execve(path, argv.as_ptr(), environ)
+/// How an `execl*` finds its program and environment.
+#[derive(Clone, Copy)]
+enum ListExec {
+    /// `execl`: a path, this process's environment.
+    Path,
+    /// `execlp`: searched on `PATH`, this process's environment.
+    Search,
+    /// `execle`: a path, the environment after the NULL that ends the arguments.
+    Env,
 }
 
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn execlp(
-    file: P,
-    a0: P,
-    a1: P,
-    a2: P,
-    a3: P,
-    a4: P,
-    a5: P,
-    a6: P,
-    a7: P,
-    a8: P,
-    a9: P,
-    a10: P,
-    a11: P,
-    a12: P,
-    a13: P,
-    a14: P,
-    a15: P,
-    a16: P,
-    a17: P,
-    a18: P,
-    a19: P,
-    a20: P,
-    a21: P,
-    a22: P,
-    a23: P,
-) -> c_int {
-    let list = [
-        a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, a18, a19,
-        a20, a21, a22, a23,
-    ];
-    let mut argv = [ptr::null(); LIST_MAX + 1];
-    let Some(_) = collect(list, &mut argv) else { too_many() };
-    exec_search(file, argv.as_ptr(), environ)
-}
-
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn execle(
-    path: P,
-    a0: P,
-    a1: P,
-    a2: P,
-    a3: P,
-    a4: P,
-    a5: P,
-    a6: P,
-    a7: P,
-    a8: P,
-    a9: P,
-    a10: P,
-    a11: P,
-    a12: P,
-    a13: P,
-    a14: P,
-    a15: P,
-    a16: P,
-    a17: P,
-    a18: P,
-    a19: P,
-    a20: P,
-    a21: P,
-    a22: P,
-    a23: P,
-) -> c_int {
-    let list = [
-        a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, a18, a19,
-        a20, a21, a22, a23,
-    ];
+/// The one body of the three: the arguments up to their NULL become `argv`.
+unsafe fn exec_list(target: P, list: [P; LIST_MAX], how: ListExec) -> c_int {
     let mut argv = [ptr::null(); LIST_MAX + 1];
     let Some(n) = collect(list, &mut argv) else { too_many() };
-    // The environment follows the NULL that ends the arguments.
-    if n + 1 >= LIST_MAX {
-        too_many();
+    match how {
+        ListExec::Path => execve(target, argv.as_ptr(), environ),
+        ListExec::Search => exec_search(target, argv.as_ptr(), environ),
+        ListExec::Env => {
+            if n + 1 >= LIST_MAX {
+                too_many();
+            }
+            execve(target, argv.as_ptr(), list[n + 1] as *const *const c_char)
+        }
     }
-    execve(path, argv.as_ptr(), list[n + 1] as *const *const c_char)
 }
+
+/// Defines a variadic `execl*` as a function of `LIST_MAX` pointer arguments after the first.
+macro_rules! exec_list_fn {
+    ($name:ident, $how:expr) => {
+        #[no_mangle]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "C" fn $name(
+            target: P,
+            a0: P,
+            a1: P,
+            a2: P,
+            a3: P,
+            a4: P,
+            a5: P,
+            a6: P,
+            a7: P,
+            a8: P,
+            a9: P,
+            a10: P,
+            a11: P,
+            a12: P,
+            a13: P,
+            a14: P,
+            a15: P,
+            a16: P,
+            a17: P,
+            a18: P,
+            a19: P,
+            a20: P,
+            a21: P,
+            a22: P,
+            a23: P,
+        ) -> c_int {
+            let list = [
+                a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17,
+                a18, a19, a20, a21, a22, a23,
+            ];
+            exec_list(target, list, $how)
+        }
+    };
+}
+
+exec_list_fn!(execl, ListExec::Path);
+exec_list_fn!(execlp, ListExec::Search);
+exec_list_fn!(execle, ListExec::Env);
 
 /// `system`: `/bin/sh -c cmd` in a simulated child, waited for in virtual time.
 #[no_mangle]

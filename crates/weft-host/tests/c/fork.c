@@ -159,6 +159,53 @@ static int mode_exec_child(const char *parent) {
     return 6;
 }
 
+/* The variadic exec calls: execl with many arguments, execlp searching PATH, execle with its
+ * own environment; each in a child whose status says it ran. */
+static int mode_execl(const char *self) {
+    int status = 0;
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl(self, "fork", "exec-args", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", (char *)NULL);
+        _exit(99);
+    }
+    waitpid(pid, &status, 0);
+    report("execl child", status);
+    pid = fork();
+    if (pid == 0) {
+        execlp("sh", "sh", "-c", "echo execlp found sh on PATH; exit 4", (char *)NULL);
+        _exit(99);
+    }
+    waitpid(pid, &status, 0);
+    report("execlp child", status);
+    pid = fork();
+    if (pid == 0) {
+        char *env[] = {"WEFT_TEST_VAR=from execle", NULL};
+        execle(self, "fork", "exec-env", (char *)NULL, env);
+        _exit(99);
+    }
+    waitpid(pid, &status, 0);
+    report("execle child", status);
+    int r = execlp("no-such-program-here", "x", (char *)NULL);
+    printf("execlp of a missing program: %d %s\n", r, strerror(errno));
+    r = execl("/nonexistent/program", "x", (char *)NULL);
+    printf("execl of a missing file: %d %s\n", r, strerror(errno));
+    return 0;
+}
+
+static int mode_exec_args(int argc, char **argv) {
+    printf("exec'd with %d arguments:", argc);
+    for (int i = 2; i < argc; i++) printf(" %s", argv[i]);
+    printf("\n");
+    return argc;
+}
+
+static int mode_exec_env(void) {
+    const char *v = getenv("WEFT_TEST_VAR");
+    printf("exec'd with WEFT_TEST_VAR=%s, HOME %s\n", v ? v : "(unset)",
+           getenv("HOME") ? "set" : "unset");
+    return 8;
+}
+
 static int mode_system(void) {
     printf("system(NULL): %d\n", system(NULL) != 0);
     fflush(stdout);
@@ -242,6 +289,9 @@ int main(int argc, char **argv) {
     if (!strcmp(m, "pipe")) return mode_pipe();
     if (!strcmp(m, "exec")) return mode_exec(argv[0]);
     if (!strcmp(m, "exec-child")) return mode_exec_child(argc > 2 ? argv[2] : "0");
+    if (!strcmp(m, "execl")) return mode_execl(argv[0]);
+    if (!strcmp(m, "exec-args")) return mode_exec_args(argc, argv);
+    if (!strcmp(m, "exec-env")) return mode_exec_env();
     if (!strcmp(m, "system")) return mode_system();
     if (!strcmp(m, "spawn")) return mode_spawn();
     if (!strcmp(m, "socket")) return mode_socket(argc > 2 ? atoi(argv[2]) : 7000);
