@@ -35,17 +35,16 @@
 mod check;
 pub mod demo;
 pub mod history;
-mod world;
 
 pub use check::{Checker, Failure, Passed, Violation, check, draw};
-pub use world::{Config, World, requests};
 
 pub use weft_core::{
     Allowed, Decisions, Modality, Outcome, RunReport, RunSpec, Runner, Scenario, SimDuration,
     SimTime, Target,
 };
 pub use weft_sim::{
-    Ctx, Node, NodeId, Observation, Phase, TimerId, View, Workload, spread_over_fault_phase,
+    Config, Ctx, Node, NodeId, Observation, Phase, TimerId, View, Workload, World, requests,
+    spread_over_fault_phase,
 };
 
 /// The `targets![A, B]` list [`cli::main_with`] takes.

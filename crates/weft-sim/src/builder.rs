@@ -1,15 +1,15 @@
 //! [`World`]: declare an in-process target once — its nodes, variants, options with their
 //! bounds, workload, properties and scenario, with defaults for everything optional — and get
-//! a [`Target`] that the explorer, `cargo test` ([`crate::check`]) and the command line
-//! ([`crate::cli::main_with`]) all run.
+//! a [`Target`] that the explorer, `cargo test` (`weft::check`) and the command line
+//! (`weft::cli::main_with`) all run. Built-in targets use it too (`primary-backup`).
 
+use crate::{Check, Node, NodeId, Property, SimRunner, SimSpec, Workload};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use weft_core::{
     Allowed, ConfigError, Modality, OptionDecl, PropertyInfo, RunSpec, Runner, Scenario, Target,
     TargetInfo, VariantInfo,
 };
-use weft_sim::{Check, Node, NodeId, Property, SimRunner, SimSpec, Workload};
 
 /// The variant and option values one run of a [`World`] was prepared with.
 #[derive(Clone, Debug)]
@@ -104,7 +104,7 @@ impl<N: Node> World<N> {
     }
 
     /// The workload of each run (client requests, scheduled by simulated time), e.g.
-    /// [`weft_sim::spread_over_fault_phase`].
+    /// [`crate::spread_over_fault_phase`] or [`requests`].
     pub fn workload(
         mut self,
         make: impl Fn(&Config) -> Workload<N> + Send + Sync + 'static,
@@ -138,8 +138,19 @@ impl<N: Node> World<N> {
         self.property(name, Modality::Sometimes, check)
     }
 
-    fn property(mut self, name: &'static str, modality: Modality, check: Check<N>) -> Self {
-        self.properties.push((PropertyInfo { name, modality, summary: name }, check));
+    fn property(self, name: &'static str, modality: Modality, check: Check<N>) -> Self {
+        self.described(name, modality, name, check)
+    }
+
+    /// A property with a one-line summary for `weft targets`.
+    pub fn described(
+        mut self,
+        name: &'static str,
+        modality: Modality,
+        summary: &'static str,
+        check: Check<N>,
+    ) -> Self {
+        self.properties.push((PropertyInfo { name, modality, summary }, check));
         self
     }
 
