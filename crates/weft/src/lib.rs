@@ -33,6 +33,7 @@
 //! the crate's README (`crates/weft/README.md`).
 
 mod check;
+pub mod clients;
 pub mod demo;
 pub mod history;
 
