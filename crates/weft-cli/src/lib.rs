@@ -37,6 +37,16 @@ macro_rules! targets {
 /// exit code: `fn main() -> ExitCode { weft_cli::main_with(targets![MyTarget]) }`. Two targets
 /// with one name are a usage error (exit 2).
 pub fn main_with(targets: Vec<Box<dyn Target>>) -> ExitCode {
+    main_with_args(std::env::args_os(), targets)
+}
+
+/// [`main_with`] with the arguments given (the first is the program name, as in `argv`).
+/// Each call makes `targets` the ones the commands know.
+pub fn main_with_args<I, T>(args: I, targets: Vec<Box<dyn Target>>) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
     // A panic inside target code is caught by the kernel and becomes an outcome; a panic in weft
     // itself must still end in one line, not a backtrace. The hook records, main prints.
     std::panic::set_hook(Box::new(|info| {
@@ -54,7 +64,7 @@ pub fn main_with(targets: Vec<Box<dyn Target>>) -> ExitCode {
         eprintln!("weft: error: {e}");
         return exit::Code::Input.into();
     }
-    let cli = match cmd::Cli::try_parse() {
+    let cli = match cmd::Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => return exit::clap_error(e),
     };

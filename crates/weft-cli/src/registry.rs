@@ -1,10 +1,10 @@
-//! The targets a command line knows, by name: installed once by [`crate::main_with`] (the
+//! The targets a command line knows, by name: installed by each [`crate::main_with`] call (the
 //! `weft` binary installs [`builtin_targets`], a user's binary its own).
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex};
 use weft_core::Target;
 
-static TARGETS: OnceLock<Vec<Arc<dyn Target>>> = OnceLock::new();
+static TARGETS: Mutex<Vec<Arc<dyn Target>>> = Mutex::new(Vec::new());
 
 /// weft's own targets: the canary, Chord, omnipaxos, raft-rs, the storage demos and `process`
 /// (unmodified programs under the shim).
@@ -41,11 +41,12 @@ pub fn install(targets: Vec<Box<dyn Target>>) -> Result<(), String> {
         names.push(name);
     }
     let targets: Vec<Arc<dyn Target>> = targets.into_iter().map(Arc::from).collect();
-    TARGETS.set(targets).map_err(|_| "the targets were already installed".to_string())
+    *TARGETS.lock().unwrap_or_else(|e| e.into_inner()) = targets;
+    Ok(())
 }
 
 pub fn all() -> Vec<Arc<dyn Target>> {
-    TARGETS.get().cloned().unwrap_or_default()
+    TARGETS.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
 pub fn find(name: &str) -> anyhow::Result<Arc<dyn Target>> {

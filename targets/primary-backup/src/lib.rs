@@ -9,10 +9,10 @@
 //! write, one crash of the primary between the acknowledgement and the replica's delivery.
 
 use weft_core::{
-    Allowed, ConfigError, Modality, OptionDecl, PropertyInfo, RunSpec, Runner, Scenario,
-    SimDuration, SimTime, Target, TargetInfo, VariantInfo,
+    Allowed, ConfigError, Modality, OptionDecl, RunSpec, Runner, SimDuration, SimTime, Target,
+    TargetInfo,
 };
-use weft_sim::{Check, Ctx, Node, NodeId, Property, SimRunner, SimSpec, TimerId, View};
+use weft_sim::{Check, Ctx, Node, NodeId, TimerId, View, World};
 
 const HEARTBEAT: SimDuration = SimDuration::from_millis(10);
 const SUSPECT_AFTER: SimDuration = SimDuration::from_millis(50);
@@ -37,6 +37,7 @@ pub enum Obs {
     Promoted,
 }
 
+/// One node of the canary (0: the primary, 1: the backup).
 pub struct PbNode {
     id: NodeId,
     buggy: bool,
@@ -178,9 +179,11 @@ fn has_primary(v: &View<'_, PbNode>) -> Result<(), String> {
     }
 }
 
+/// The target; a thin name for [`world`], which declares it with the [`World`] builder (the
+/// same API a user's own targets use).
 pub struct PrimaryBackup;
 
-/// Name, modality, summary and check of every property: `info()` and the world read one table.
+/// Name, modality, summary and check of every property.
 const PROPERTIES: [(&str, Modality, &str, Check<PbNode>); 3] = [
     (
         "AckedWritesSurviveFailover",
@@ -202,70 +205,50 @@ const PROPERTIES: [(&str, Modality, &str, Check<PbNode>); 3] = [
     ),
 ];
 
-const OPTIONS: &[OptionDecl] = &[OptionDecl::new(
-    "writes",
-    "20",
-    Allowed::Int { min: 0, max: weft_core::options::MAX_REQUESTS },
-    "client writes per run, spread over the fault phase",
-)];
+/// The canary as a world: two nodes, `writes` client writes to the primary spread over the
+/// fault phase, one crash and no restart (its volatile store is gone and this register has no
+/// disk).
+pub fn world() -> World<PbNode> {
+    let mut w = World::new("primary-backup", 2, |cfg, id| PbNode {
+        id,
+        buggy: cfg.is("buggy"),
+        store: Vec::new(),
+        pending: Vec::new(),
+        last_heard: SimTime::ZERO,
+        promoted: false,
+    })
+    .summary("canary: a replicated register; the buggy primary acks before the backup stores")
+    .variant("buggy", "acknowledges a write before replicating it")
+    .variant("fixed", "acknowledges only after the backup's ack")
+    .option(
+        "writes",
+        "20",
+        Allowed::Int { min: 0, max: weft_core::options::MAX_REQUESTS },
+        "client writes per run, spread over the fault phase",
+    )
+    .workload(|cfg| {
+        weft_sim::spread_over_fault_phase::<PbNode>(cfg.get("writes"), 0, |i| Write(i + 1))
+    })
+    .scenario(|_, s| {
+        s.restart = false;
+        s.budget.crashes = 1;
+    });
+    for (name, modality, summary, check) in PROPERTIES {
+        w = w.described(name, modality, summary, check);
+    }
+    w
+}
 
 impl Target for PrimaryBackup {
     fn info(&self) -> TargetInfo {
-        TargetInfo {
-            name: "primary-backup",
-            summary:
-                "canary: a replicated register; the buggy primary acks before the backup stores",
-            variants: vec![
-                VariantInfo {
-                    name: "buggy",
-                    summary: "acknowledges a write before replicating it",
-                },
-                VariantInfo { name: "fixed", summary: "acknowledges only after the backup's ack" },
-            ],
-            options: weft_core::options::infos(OPTIONS),
-            properties: PROPERTIES
-                .iter()
-                .map(|&(name, modality, summary, _)| PropertyInfo { name, modality, summary })
-                .collect(),
-        }
+        world().info()
     }
 
     fn options(&self) -> Vec<OptionDecl> {
-        OPTIONS.to_vec()
+        world().options()
     }
 
     fn prepare(&self, spec: &RunSpec) -> Result<Box<dyn Runner>, ConfigError> {
-        let info = self.info();
-        weft_core::check_spec(self, spec)?;
-        let writes: u64 = info.parse_option(spec, "writes")?;
-        let buggy = spec.variant == "buggy";
-        let sim = SimSpec {
-            nodes: 2,
-            make: Box::new(move |id| PbNode {
-                id,
-                buggy,
-                store: Vec::new(),
-                pending: Vec::new(),
-                last_heard: SimTime::ZERO,
-                promoted: false,
-            }),
-            workload: weft_sim::spread_over_fault_phase::<PbNode>(writes, 0, |i| Write(i + 1)),
-            properties: PROPERTIES
-                .iter()
-                .map(|&(name, modality, _, check)| Property { name, modality, check })
-                .collect(),
-            assumptions: Vec::new(),
-            crash_gate: None,
-            focus: spec.property.clone(),
-        };
-        Ok(Box::new(SimRunner { sim, scenario: default_scenario() }))
+        world().prepare(spec)
     }
-}
-
-/// Two nodes tolerate one crash; a crashed node stays down (its volatile store is gone and
-/// this register has no disk), so the budget is one crash and no restart.
-fn default_scenario() -> Scenario {
-    let mut s = Scenario { restart: false, ..Scenario::default() };
-    s.budget.crashes = 1;
-    s
 }
