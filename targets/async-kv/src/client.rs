@@ -4,11 +4,10 @@
 //! unknown; after an `info` the client continues as a new process, as Jepsen's do).
 
 use crate::server::{CLIENT_PORT, SERVERS};
-use crate::sys::{addr, sleep, spawn, timeout, Duration, TcpStream};
+use crate::sys::{addr, choose, history, set_status, sleep, spawn, timeout, Duration, TcpStream};
 use crate::wire::{recv_frame, send_frame, Request, Response};
+use serde_json::{json, Value};
 use std::io;
-use weft_async::history::{self, json, Value};
-use weft_async::random;
 
 pub const KEYS: u64 = 2;
 const CALL_TIMEOUT: Duration = Duration::from_millis(600);
@@ -20,7 +19,7 @@ pub async fn clients(clients: u64, ops: u64) {
     for t in tasks {
         let _ = t.await;
     }
-    weft_async::set_status("clients done");
+    set_status("clients done".into());
 }
 
 enum Failure {
@@ -66,9 +65,9 @@ async fn client(c: u64, clients: u64, ops: u64) -> io::Result<()> {
     let mut process = c;
     let mut leader = 0;
     for i in 0..ops {
-        sleep(Duration::from_millis(20 + random::choose(40).await)).await;
-        let key = random::choose(KEYS).await;
-        let write = random::choose(2).await == 1;
+        sleep(Duration::from_millis(20 + choose(40).await)).await;
+        let key = choose(KEYS).await;
+        let write = choose(2).await == 1;
         let k = Some(json!(key));
         if write {
             let value = 100 * (c + 1) + i + 1;

@@ -14,6 +14,14 @@ pub fn addr(node: u32, port: u16) -> SocketAddr {
     weft_async::net::node_addr(node, port)
 }
 
+/// Client histories (`invoke`, `ok`, `fail`, `info`), checked by `weft_check`.
+pub use weft_async::history;
+
+/// A random value in `0..n` (a workload's shape).
+pub async fn choose(n: u64) -> u64 {
+    weft_async::random::choose(n).await
+}
+
 /// A random value in `0..n` the protocol's liveness relies on (an election timeout).
 pub async fn random(n: u64, salt: u64) -> u64 {
     weft_async::random::fair(n, salt).await

@@ -55,14 +55,17 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> io::Result<T> {
     serde_json::from_slice(bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
 }
 
-pub async fn send_frame<W: AsyncWriteExt, T: Serialize>(w: &mut W, msg: &T) -> io::Result<()> {
+pub async fn send_frame<W: AsyncWriteExt + Unpin, T: Serialize>(
+    w: &mut W,
+    msg: &T,
+) -> io::Result<()> {
     let body = encode(msg);
     let mut frame = (body.len() as u32).to_be_bytes().to_vec();
     frame.extend_from_slice(&body);
     w.write_all(&frame).await
 }
 
-pub async fn recv_frame<R: AsyncReadExt, T: DeserializeOwned>(r: &mut R) -> io::Result<T> {
+pub async fn recv_frame<R: AsyncReadExt + Unpin, T: DeserializeOwned>(r: &mut R) -> io::Result<T> {
     let len = r.read_u32().await? as usize;
     let mut body = vec![0u8; len];
     r.read_exact(&mut body).await?;
