@@ -37,9 +37,17 @@ const MAX_POLLS: u64 = 100_000;
 const BLOCKED_AFTER: Duration = Duration::from_secs(2);
 
 /// What an async node reports to the run's history: client-history events, as JSON lines.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub enum AsyncObs {
     History(String),
+}
+
+impl std::fmt::Debug for AsyncObs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AsyncObs::History(line) => write!(f, "history {line}"),
+        }
+    }
 }
 
 /// One simulated node running async code.

@@ -373,3 +373,51 @@ fn runtime_calls_outside_a_node_are_a_clear_panic() {
     let msg = e.downcast_ref::<String>().cloned().unwrap_or_default();
     assert!(msg.contains("outside a weft-async node"), "{msg}");
 }
+
+/// A partition longer than the retransmission budget fails the stream with `TimedOut`; a
+/// shorter one is ridden out. Either way the client hears back: no hang.
+#[test]
+fn a_long_partition_times_the_stream_out() {
+    let l = log();
+    let l2 = l.clone();
+    let spec = world(
+        2,
+        entry(move |id| {
+            let l = l2.clone();
+            async move {
+                if id == 0 {
+                    let listener = TcpListener::bind("0.0.0.0:7000").await.unwrap();
+                    let (mut s, _) = listener.accept().await.unwrap();
+                    let mut buf = [0u8; 4];
+                    while let Ok(n @ 1..) = s.read(&mut buf).await {
+                        let _ = s.write_all(&buf[..n]).await;
+                    }
+                } else {
+                    let mut s = match TcpStream::connect("node0:7000").await {
+                        Ok(s) => s,
+                        Err(e) => return push(&l, format!("connect {:?}", e.kind())),
+                    };
+                    time::sleep(Duration::from_millis(100)).await;
+                    s.write_all(b"ping").await.unwrap();
+                    let mut buf = [0u8; 4];
+                    let r = s.read_exact(&mut buf).await.map(|_| buf.to_vec());
+                    push(&l, format!("{:?}", r.map_err(|e| e.kind())));
+                }
+            }
+        }),
+    );
+    let mut sc = calm();
+    sc.budget.partitions = 1;
+    sc.rates.partition = weft_core::Ratio::new(1, 1);
+    sc.outage_max = weft_core::SimDuration::from_secs(1);
+    let (mut timed_out, mut echoed) = (0, 0);
+    for seed in 0..20 {
+        run(&spec, &sc, seed);
+        match take(&l).as_slice() {
+            [r] if r == "Err(TimedOut)" || r == "connect TimedOut" => timed_out += 1,
+            [r] if r == "Ok([112, 105, 110, 103])" => echoed += 1,
+            other => panic!("seed {seed}: {other:?}"),
+        }
+    }
+    assert!(timed_out > 0 && echoed > 0, "timed out {timed_out}, echoed {echoed}");
+}

@@ -16,6 +16,7 @@ pub fn builtin_targets() -> Vec<Box<dyn Target>> {
         Box::new(weft_target_omnipaxos::OmniPaxos),
         Box::new(weft_target_raft_rs::RaftRs),
         Box::new(weft_host::ProcessTarget),
+        Box::new(weft_target_async_kv::AsyncKv),
     ];
     for demo in weft_target_storage::Demo::ALL {
         all.push(Box::new(weft_target_storage::StorageDemo(demo)));
