@@ -308,6 +308,8 @@ struct Exchange<'a> {
 impl<'a> Exchange<'a> {
     fn new(inner: &'a CliControl, dir: &Path, campaign: &Campaign, shard: Shard) -> Exchange<'a> {
         let mut h = StableHasher::new();
+        // The version too: a stale file from another build must not stop this one's shards.
+        h.write(weft_core::VERSION.as_bytes());
         h.write(serde_json::to_string(campaign).unwrap_or_default().as_bytes());
         let prefix = format!("found-{:016x}-", h.finish());
         let own = dir.join(format!("{prefix}{}-of-{}.idx", shard.index, shard.count));

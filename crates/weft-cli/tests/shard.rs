@@ -152,6 +152,25 @@ fn a_passing_campaign_merges_to_the_same_counts() {
     assert_eq!(merged["runs"], 300);
 }
 
+/// A `--time` campaign on shards merges, and says it is not reproducible run for run.
+#[test]
+fn time_budgeted_shards_merge_but_are_not_reproducible() {
+    let d = dir("time");
+    let results = d.join("results");
+    for k in 0..2 {
+        let shard = format!("{k}/2");
+        let args = ["--time", "300ms", "--shard", &shard, "--out", s(&results)];
+        let (c, _) =
+            explore(&["primary-backup", "--variant", "fixed", "--strategy", "random"], &args);
+        assert_eq!(c, 0);
+    }
+    let (c, merged, err) = merge(&[&results], &d.join("merged"));
+    assert_eq!(c, 0, "{err}");
+    assert_eq!(merged["merged"]["reproducible"], false);
+    assert!(err.contains("not reproducible run for run"), "{err}");
+    assert!(merged["runs"].as_u64().unwrap() > 0);
+}
+
 /// Bad shard sets: each a one-line error, exit 2, naming what is wrong.
 #[test]
 fn bad_missing_duplicate_and_mismatched_shards_are_refused() {

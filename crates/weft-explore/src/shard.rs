@@ -163,7 +163,9 @@ pub enum ShardError {
     )]
     Strategy(&'static str),
     #[error(
-        "shard {shard} ran {ran} runs but the merge needs its first {needed}: it stopped early"
+        "shard {shard} ran {ran} runs but the merge needs its first {needed}: it stopped early \
+         (a failure below that index was reported in its folder, in a found-*.idx file, that no \
+         shard file given to the merge contains)"
     )]
     Short { shard: Shard, ran: u64, needed: u64 },
     #[error("shard {shard}'s ledger is inconsistent (its counts disagree)")]
