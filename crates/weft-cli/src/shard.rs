@@ -8,14 +8,24 @@
 //! also written as an ordinary repro file beside it, before the result file, so it is never
 //! lost. A shard exits 0 once its file is written, violation or not: the campaign's verdict is
 //! the merge's. Running a shard again whose complete result is already there does nothing.
+//!
+//! Shards sharing a results folder tell each other of failures ([`Exchange`]): a shard that
+//! finds one writes its index to `found-HASH-K-of-N.idx` at once, and every shard reads those
+//! files at most twice a second and stops before runs above the lowest index, which cannot be
+//! the answer. That saves work (without it each shard runs on to its own first failure); the
+//! merged result is the same either way.
 
 use super::{describe_spec, output, progress, CliControl, Code, Out, Show};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use std::hash::Hasher;
 use std::path::{Path, PathBuf};
-use weft_core::{RunSpec, Runner, Scenario};
-use weft_explore::{CampaignOptions, Found, Ledger, Shard};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+use weft_core::{RunSpec, Runner, Scenario, StableHasher};
+use weft_explore::{CampaignOptions, Control, Found, Ledger, Progress, Shard};
 use weft_report::{Provenance, Repro};
 
 pub(crate) const FORMAT: &str = "weft-shard";
@@ -195,7 +205,8 @@ pub(crate) fn explore_shard(
         show,
         "runs",
     );
-    let run = weft_explore::run_shard(runner, opts, shard, &control)?;
+    let exchange = Exchange::new(&control, out_dir, &campaign, shard);
+    let run = weft_explore::run_shard(runner, opts, shard, &exchange)?;
     control.finish();
     let seconds = control.elapsed().as_secs_f64().max(1e-9);
     let interrupted = run.stopped && progress::was_interrupted();
@@ -276,4 +287,88 @@ pub(crate) fn describe(campaign: &Campaign) -> String {
         campaign.seed,
         campaign.strategy
     )
+}
+
+/// How often a shard looks for other shards' failures.
+const POLL: Duration = Duration::from_millis(500);
+
+/// A shard's control: the CLI's (time budget, Ctrl-C, progress), plus failures exchanged with
+/// the other shards of the campaign through files in the results folder.
+struct Exchange<'a> {
+    inner: &'a CliControl,
+    dir: PathBuf,
+    /// `found-HASH-`: HASH names the campaign, so another campaign's files are never read.
+    prefix: String,
+    own: PathBuf,
+    known: AtomicU64,
+    mine: Mutex<u64>,
+    last_poll: Mutex<Option<Instant>>,
+}
+
+impl<'a> Exchange<'a> {
+    fn new(inner: &'a CliControl, dir: &Path, campaign: &Campaign, shard: Shard) -> Exchange<'a> {
+        let mut h = StableHasher::new();
+        // The version too: a stale file from another build must not stop this one's shards.
+        h.write(weft_core::VERSION.as_bytes());
+        h.write(serde_json::to_string(campaign).unwrap_or_default().as_bytes());
+        let prefix = format!("found-{:016x}-", h.finish());
+        let own = dir.join(format!("{prefix}{}-of-{}.idx", shard.index, shard.count));
+        Exchange {
+            inner,
+            dir: dir.into(),
+            prefix,
+            own,
+            known: AtomicU64::new(u64::MAX),
+            mine: Mutex::new(u64::MAX),
+            last_poll: Mutex::new(None),
+        }
+    }
+
+    /// The lowest index in the campaign's `found-` files.
+    fn scan(&self) -> u64 {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else { return u64::MAX };
+        let lowest = entries.flatten().filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if !name.starts_with(&self.prefix) || !name.ends_with(".idx") {
+                return None;
+            }
+            std::fs::read_to_string(e.path()).ok()?.trim().parse::<u64>().ok()
+        });
+        lowest.min().unwrap_or(u64::MAX)
+    }
+}
+
+impl Control for Exchange<'_> {
+    fn should_stop(&self) -> bool {
+        self.inner.should_stop()
+    }
+
+    fn progress(&self, p: &Progress) {
+        self.inner.progress(p)
+    }
+
+    #[allow(clippy::disallowed_methods)] // the CLI owns the wall clock: how often to look
+    fn known_failure(&self) -> u64 {
+        if let Ok(mut last) = self.last_poll.try_lock() {
+            if last.is_none_or(|t| t.elapsed() >= POLL) {
+                *last = Some(Instant::now());
+                self.known.fetch_min(self.scan(), Ordering::Relaxed);
+            }
+        }
+        self.known.load(Ordering::Relaxed)
+    }
+
+    fn found(&self, run_index: u64) {
+        let mut mine = self.mine.lock().expect("exchange poisoned");
+        if run_index >= *mine {
+            return;
+        }
+        *mine = run_index;
+        self.known.fetch_min(run_index, Ordering::Relaxed);
+        // Whole or not at all; if it cannot be written, the other shards just work longer.
+        let tmp = weft_report::temp_path(&self.own);
+        if std::fs::write(&tmp, format!("{run_index}\n")).is_ok() {
+            let _ = std::fs::rename(&tmp, &self.own);
+        }
+    }
 }

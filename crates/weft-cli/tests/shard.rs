@@ -81,6 +81,7 @@ fn check_merge_equals_one_machine(name: &str, campaign: &[&str], n: u64) {
     let d = dir(name);
     let results = d.join("results");
     run_shards(campaign, n, &results);
+    check_early_stops(&results, n);
     let (mc, merged, err) = merge(&[&results], &d.join("merged"));
     let (c1, one) = explore(campaign, &["--jobs", "1", "--out", s(&d.join("one"))]);
     let (c2, two) = explore(campaign, &["--jobs", "2", "--out", s(&d.join("two"))]);
@@ -93,6 +94,34 @@ fn check_merge_equals_one_machine(name: &str, campaign: &[&str], n: u64) {
         assert_eq!(bytes(&merged, key), bytes(&one, key), "{key} bytes");
         assert_eq!(bytes(&merged, key), bytes(&two, key), "{key} bytes");
     }
+}
+
+/// Shards run one after another: each must stop before runs above a failure an earlier shard
+/// published in the folder (`found-…idx`), since they cannot be the answer.
+fn check_early_stops(results: &Path, n: u64) {
+    let mut known = u64::MAX;
+    for k in 0..n {
+        let f: Value = serde_json::from_slice(
+            &std::fs::read(results.join(format!("shard-{k}-of-{n}.json"))).unwrap(),
+        )
+        .unwrap();
+        let runs = f["runs"].as_u64().unwrap();
+        if known != u64::MAX {
+            // Indices k, k+n, … at or below `known`.
+            let allowed = if known < k { 0 } else { (known - k) / n + 1 };
+            assert!(runs <= allowed, "shard {k}/{n} made {runs} runs, known failure {known}");
+        }
+        if let Some(i) = f["first_failure"]["run_index"].as_u64() {
+            known = known.min(i);
+        }
+    }
+    assert!(known < u64::MAX, "the campaign fails");
+    let published = std::fs::read_dir(results)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("found-"))
+        .count();
+    assert!(published >= 1);
 }
 
 const PB: [&str; 8] =
@@ -121,6 +150,25 @@ fn a_passing_campaign_merges_to_the_same_counts() {
     assert_eq!((mc, c1), (0, 0), "{err}");
     assert_eq!(answer(&merged), answer(&one));
     assert_eq!(merged["runs"], 300);
+}
+
+/// A `--time` campaign on shards merges, and says it is not reproducible run for run.
+#[test]
+fn time_budgeted_shards_merge_but_are_not_reproducible() {
+    let d = dir("time");
+    let results = d.join("results");
+    for k in 0..2 {
+        let shard = format!("{k}/2");
+        let args = ["--time", "300ms", "--shard", &shard, "--out", s(&results)];
+        let (c, _) =
+            explore(&["primary-backup", "--variant", "fixed", "--strategy", "random"], &args);
+        assert_eq!(c, 0);
+    }
+    let (c, merged, err) = merge(&[&results], &d.join("merged"));
+    assert_eq!(c, 0, "{err}");
+    assert_eq!(merged["merged"]["reproducible"], false);
+    assert!(err.contains("not reproducible run for run"), "{err}");
+    assert!(merged["runs"].as_u64().unwrap() > 0);
 }
 
 /// Bad shard sets: each a one-line error, exit 2, naming what is wrong.

@@ -64,6 +64,13 @@ pub trait Control: Sync {
         false
     }
     fn progress(&self, _p: &Progress) {}
+    /// Sharded campaigns: the lowest campaign run index known (from other shards) to fail, or
+    /// `u64::MAX`. Runs above it cannot be the campaign's answer, so a shard need not make them.
+    fn known_failure(&self) -> u64 {
+        u64::MAX
+    }
+    /// Sharded campaigns: this shard found a failing run at campaign index `run_index`.
+    fn found(&self, _run_index: u64) {}
 }
 
 /// A control that never stops early and reports nothing.

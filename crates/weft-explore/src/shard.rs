@@ -7,6 +7,10 @@
 //! and the shard stops past its own lowest failing index, exactly as a whole campaign does, so
 //! the lowest failing index over all shards is the one `--jobs` finds on one machine.
 //!
+//! Shards may tell each other about failures ([`Control::found`], [`Control::known_failure`]):
+//! a shard stops before runs above a failing index another shard found, since they cannot be
+//! the answer. This changes how much work is done, never the merged result.
+//!
 //! A shard does not know where the campaign's answer lies, so it keeps a [`Ledger`] of its runs
 //! in index order (each run's outcome kind and events; the first run that reached each feature
 //! and each `sometimes` property). A merge counts exactly the runs at or below the campaign's
@@ -159,7 +163,9 @@ pub enum ShardError {
     )]
     Strategy(&'static str),
     #[error(
-        "shard {shard} ran {ran} runs but the merge needs its first {needed}: it stopped early"
+        "shard {shard} ran {ran} runs but the merge needs its first {needed}: it stopped early \
+         (a failure below that index was reported in its folder, in a found-*.idx file, that no \
+         shard file given to the merge contains)"
     )]
     Short { shard: Shard, ran: u64, needed: u64 },
     #[error("shard {shard}'s ledger is inconsistent (its counts disagree)")]
@@ -203,6 +209,12 @@ pub fn run_shard(
     let state = Mutex::new(State::default());
     let limit = shard.runs_below(opts.runs.unwrap_or(u64::MAX));
     pool(opts.jobs, &next, limit, &best, control, &stopped, &|j| {
+        // Another shard's failure below this run: neither this run nor any later one of this
+        // shard can be the answer (the bound only falls, so the runs made stay a prefix).
+        if shard.run_index(j) > control.known_failure() {
+            best.fetch_min(j, Ordering::Relaxed);
+            return;
+        }
         let out = run_seeded(runner, opts, shard.run_index(j), None);
         let mut s = state.lock().expect("shard state poisoned");
         let report = &out.found.report;
@@ -218,6 +230,7 @@ pub fn run_shard(
         s.progress.features = s.features.len() as u64;
         if out.failed {
             best.fetch_min(j, Ordering::Relaxed);
+            control.found(out.found.run_index);
             s.progress.failures += 1;
             s.found.push((j, out.found));
         }
@@ -234,7 +247,7 @@ pub fn run_shard(
     let end = found.as_ref().map_or(u64::MAX, |(j, _)| *j);
     let mut ledger = Ledger::default();
     for (j, e) in s.entries.range(..=end) {
-        assert_eq!(*j, ledger.runs(), "a shard's finished runs below its failure are contiguous");
+        assert_eq!(*j, ledger.runs(), "a shard's finished runs below its failure are a prefix");
         ledger.push_outcome(e.kind);
         ledger.events.push(e.events);
     }
@@ -298,6 +311,34 @@ mod tests {
             }
             assert!(seen.iter().all(|&c| c == 1), "{count} shards: {seen:?}");
         }
+    }
+
+    /// A shard told of a failure elsewhere makes exactly its runs at or below that index.
+    #[test]
+    fn a_known_failure_elsewhere_stops_a_shard_after_a_prefix() {
+        struct Told;
+        impl Control for Told {
+            fn known_failure(&self) -> u64 {
+                10
+            }
+        }
+        use weft_core::Target;
+        let spec = weft_core::RunSpec {
+            target: "primary-backup".into(),
+            variant: "fixed".into(),
+            ..Default::default()
+        };
+        let runner = weft_target_primary_backup::PrimaryBackup.prepare(&spec).unwrap();
+        let opts = CampaignOptions {
+            seed: 1,
+            runs: Some(1000),
+            jobs: 2,
+            strategy: Strategy::Random,
+            scenario: runner.default_scenario(),
+        };
+        let run = run_shard(runner.as_ref(), &opts, Shard { index: 1, count: 3 }, &Told).unwrap();
+        assert_eq!(run.ledger.runs(), 4, "indices 1, 4, 7, 10");
+        assert!(run.found.is_none());
     }
 
     #[test]
