@@ -896,7 +896,9 @@ fn explain_crash(a: ExplainArgs) -> Result<Code> {
                 crashes += 1;
                 println!("{}", weft_report::timeline::line(e));
             }
-            weft_core::EventKind::Note if crashes > 0 => {
+            // The losses noted after a crash; a real program's disk calls (notes that start
+            // with `disk `) are the timeline's, not the explanation's.
+            weft_core::EventKind::Note if crashes > 0 && !e.summary.starts_with("disk ") => {
                 println!("{}", weft_report::timeline::line(e))
             }
             _ => {}

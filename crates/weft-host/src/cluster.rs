@@ -353,6 +353,7 @@ start = "100ms"
 exit_codes = [0, 1]
 cpu_limit = "2s"
 env = { A = "b" }
+data_dirs = ["data-{index}", "{dir}/shared"]
 "#,
         )
         .unwrap();
@@ -373,6 +374,10 @@ env = { A = "b" }
         assert_eq!(s.fault_phase, SimDuration::from_secs(3));
         let back = Cluster::from_json(&c.to_json().unwrap()).unwrap();
         assert_eq!(back.groups[1].env, c.groups[1].env);
+        assert_eq!(back.groups[1].data_dirs, c.groups[1].data_dirs);
+        assert_eq!(c.groups[1].data_dirs[0], "data-{index}");
+        assert!(c.groups[1].data_dirs[1].starts_with('/'), "{{dir}} made absolute");
+        assert!(back.groups[0].data_dirs.is_empty());
         assert!(back.groups.iter().all(|g| g.program_hash.is_some()));
     }
 
@@ -385,6 +390,8 @@ env = { A = "b" }
             ("[[group]]\nname = \"a\"\nprogram = \"/bin/true\"\ncount = 0\n", "count"),
             ("[scenario]\nrates.crash = \"2/1\"\n[[group]]\nname = \"a\"\nprogram = \"/bin/true\"\n", "rates.crash"),
             ("time_limit = 5\n[[group]]\nname = \"a\"\nprogram = \"/bin/true\"\n", "line 1"),
+            ("[[group]]\nname = \"a\"\nprogram = \"/bin/true\"\ndata_dirs = [\"/proc/x\"]\n", "data_dirs"),
+            ("[[group]]\nname = \"a\"\nprogram = \"/bin/true\"\ndata_dirs = [\"a:b\"]\n", "data_dirs"),
             ("this is not toml", "cluster file"),
             ("", "group"),
         ];

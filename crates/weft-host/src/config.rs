@@ -493,6 +493,23 @@ mod tests {
     }
 
     #[test]
+    fn data_dirs_resolve_per_node_and_reach_the_shim() {
+        let mut cfg = HostConfig::new("/bin/true", Vec::new(), 2);
+        cfg.groups[0].data_dirs = vec!["/srv/x/../d{index}//".into(), "rel/./db".into()];
+        let dirs = cfg.data_dirs_for(1);
+        assert_eq!(dirs[0], "/srv/d1");
+        assert!(dirs[1].starts_with('/') && dirs[1].ends_with("/rel/db"), "{dirs:?}");
+        let env = cfg.launch(1).env;
+        assert!(env.contains(&("WEFT_DATA_DIRS".into(), dirs.join(":"))), "{env:?}");
+        assert!(HostConfig::new("/bin/true", Vec::new(), 1).launch(0).env.is_empty());
+        assert_eq!(
+            data_dir_problem("/proc/self"),
+            Some("is a system directory (it stays real and read-only)")
+        );
+        assert!(data_dir_problem("/").is_some() && data_dir_problem("data").is_none());
+    }
+
+    #[test]
     fn args_round_trip_through_the_option_string() {
         let args: Vec<String> = ["a b", "", "{id}"].map(String::from).to_vec();
         assert_eq!(split_args(&join_args(&args)), args);

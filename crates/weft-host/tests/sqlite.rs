@@ -1,0 +1,113 @@
+//! Debian's SQLite on the simulated disk (`programs/storage/sqlite.toml`: the `sqlite-acks`
+//! workload, rollback journal, `synchronous=FULL`, one crash). Under `posix` weft rediscovers
+//! ALICE's SQLite finding — the journal's unlink is the commit point and is never made durable
+//! by a directory fsync, so a crash can resurrect the journal and roll back an acknowledged
+//! commit — and names the rule; the same decisions are not a reachable crash state under
+//! `durable`; the same seeds pass under `durable`; a crashing run is byte-identical twice.
+//!
+//! Needs `cc` and `libsqlite3-dev` (`.ci/run` installs them).
+
+mod common;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use weft_core::{Contract, Decisions, EventKind, Outcome, Scenario};
+use weft_host::{Cluster, HostConfig};
+
+/// The workload compiled against the system's libsqlite3, or `None` (with the reason printed)
+/// when the library's header is not installed.
+fn workload() -> Option<PathBuf> {
+    if !Path::new("/usr/include/sqlite3.h").exists() {
+        eprintln!("skipped: /usr/include/sqlite3.h is missing (apt-get install libsqlite3-dev)");
+        return None;
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs/storage/sqlite-acks.c");
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("sqlite-acks");
+    let status = Command::new("cc")
+        .args(["-O1", "-Wall", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .arg("-lsqlite3")
+        .status()
+        .expect("cc");
+    assert!(status.success(), "cc failed for {}", src.display());
+    Some(out)
+}
+
+/// The cluster file's configuration with the compiled workload, and its scenario under
+/// `contract`.
+fn setup(bin: &Path, contract: Contract) -> (HostConfig, Scenario) {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs/storage/sqlite.toml");
+    let cluster = Cluster::read(&file, Default::default()).unwrap();
+    assert_eq!(cluster.groups[0].data_dirs, ["data"]);
+    let mut groups = cluster.groups.clone();
+    groups[0].program = bin.to_path_buf();
+    let mut cfg = HostConfig::cluster(groups);
+    cfg.history = weft_check::history::HistoryModel::parse("set");
+    cfg.forbid = Some("CORRUPT".into());
+    cfg.time_limit = weft_core::SimDuration::from_secs(5);
+    cfg.work_dir = Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("sqlite-work"));
+    let mut scenario = cluster.apply_scenario(Scenario::calm()).unwrap();
+    scenario.disk.contract = contract;
+    (cfg, scenario)
+}
+
+fn run(cfg: &HostConfig, scenario: &Scenario, d: &mut Decisions) -> weft_host::RunOutput {
+    weft_host::run_once(cfg, scenario, d, &mut weft_core::NullObserver).unwrap()
+}
+
+/// Seeds tried for the `posix` violation (found at the 2nd to 5th seed when measured).
+const SEEDS: u64 = 12;
+
+#[test]
+fn rollback_journal_full_loses_an_acknowledged_commit_under_posix_only() {
+    let Some(bin) = workload() else { return };
+    let (cfg, posix) = setup(&bin, Contract::Posix);
+    let found = (0..SEEDS).find_map(|seed| {
+        let mut d = Decisions::random(seed);
+        let out = run(&cfg, &posix, &mut d);
+        match &out.report.outcome {
+            Outcome::SafetyViolation { property, detail } if property == "history" => {
+                Some((seed, d.log().to_vec(), detail.clone(), out))
+            }
+            Outcome::Pass => None,
+            other => panic!("seed {seed}: {other}\n{}", out.render()),
+        }
+    });
+    let (seed, log, detail, out) = found.expect("posix: a lost acknowledged commit");
+    assert!(detail.contains("acknowledged adds lost"), "{detail}");
+
+    // The same seed again (recording the trace), and the rule that allowed the loss, by name:
+    // the journal's unlink was not covered by a directory fsync.
+    let mut obs = weft_core::Recorder::default();
+    let again = weft_host::run_once(&cfg, &posix, &mut Decisions::random(seed), &mut obs);
+    let again = again.unwrap();
+    let losses: Vec<&str> = obs
+        .events
+        .iter()
+        .filter(|e| e.kind == EventKind::Note && e.summary.starts_with("posix:"))
+        .map(|e| e.summary.as_str())
+        .collect();
+    assert!(
+        losses.iter().any(|l| l.contains("unlink") && l.contains("test.db-journal")),
+        "{losses:?}"
+    );
+    // Deterministic: the same seed gives the same run, byte for byte.
+    assert_eq!(again.report.trace_hash, out.report.trace_hash, "seed {seed}");
+    assert_eq!(again.render(), out.render());
+
+    // `replay --contract durable`: that crash state is not reachable under `durable`.
+    let mut audited = posix.clone();
+    audited.disk.audit = Some(Contract::Durable);
+    let a = run(&cfg, &audited, &mut Decisions::replay(log));
+    match a.report.outcome {
+        Outcome::OutsideModel { detail } => assert!(detail.contains("durable"), "{detail}"),
+        other => panic!("expected outside the model under durable, got {other}"),
+    }
+
+    // The same seeds under `durable`: every acknowledged commit survives.
+    let (cfg, durable) = setup(&bin, Contract::Durable);
+    for s in 0..=seed {
+        let out = run(&cfg, &durable, &mut Decisions::random(s));
+        assert_eq!(out.report.outcome, Outcome::Pass, "durable, seed {s}:\n{}", out.render());
+    }
+}
