@@ -54,6 +54,16 @@ struct FileGroup {
     exit_codes: Option<Vec<i32>>,
     memory_limit: Option<Size>,
     cpu_limit: Option<Size>,
+    #[serde(default = "yes")]
+    in_partitions: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 fn one() -> u32 {
@@ -91,6 +101,9 @@ struct RecordGroup {
     exit_codes: Vec<i32>,
     memory_bytes: u64,
     cpu_secs: u64,
+    /// Absent when true, so recordings made before the field existed are unchanged.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    in_partitions: bool,
 }
 
 /// Parses `1GiB`, `512MiB`, `64M`, `4096` (bytes).
@@ -179,6 +192,7 @@ impl Cluster {
                 group.exit_codes = codes.clone();
             }
             group.limits = limits;
+            group.in_partitions = g.in_partitions;
             if let Some(v) = &g.memory_limit {
                 group.limits.memory_bytes = size("memory_limit", v, parse_bytes)
                     .map_err(|e| format!("{}: {e}", at("memory_limit")))?;
@@ -246,6 +260,7 @@ impl Cluster {
                 exit_codes: g.exit_codes.clone(),
                 memory_bytes: g.limits.memory_bytes,
                 cpu_secs: g.limits.cpu_secs,
+                in_partitions: g.in_partitions,
             });
         }
         let doc = RecordDoc { groups, scenario: self.scenario.clone() };
@@ -267,6 +282,7 @@ impl Cluster {
             group.start = SimDuration::from_nanos(g.start_ns);
             group.exit_codes = g.exit_codes;
             group.limits = Limits { memory_bytes: g.memory_bytes, cpu_secs: g.cpu_secs };
+            group.in_partitions = g.in_partitions;
             groups.push(group);
         }
         let cluster = Cluster { groups, settings: BTreeMap::new(), scenario: doc.scenario };
@@ -341,6 +357,7 @@ start = "100ms"
 exit_codes = [0, 1]
 cpu_limit = "2s"
 env = { A = "b" }
+in_partitions = false
 "#,
         )
         .unwrap();
@@ -362,6 +379,10 @@ env = { A = "b" }
         let back = Cluster::from_json(&c.to_json().unwrap()).unwrap();
         assert_eq!(back.groups[1].env, c.groups[1].env);
         assert!(back.groups.iter().all(|g| g.program_hash.is_some()));
+        assert!(c.groups[0].in_partitions && !c.groups[1].in_partitions);
+        assert!(back.groups[0].in_partitions && !back.groups[1].in_partitions);
+        let json = c.to_json().unwrap();
+        assert_eq!(json.matches("in_partitions").count(), 1, "recorded only when false: {json}");
     }
 
     #[test]

@@ -58,6 +58,9 @@ pub struct Group {
     /// as `target_crashed` (or `resource_limit`).
     pub exit_codes: Vec<i32>,
     pub limits: Limits,
+    /// Whether partition faults may cut this group's links (false: its nodes keep every link,
+    /// like the control node Jepsen's clients run on, outside its iptables partitions).
+    pub in_partitions: bool,
 }
 
 impl Group {
@@ -73,6 +76,7 @@ impl Group {
             start: SimDuration::ZERO,
             exit_codes: vec![0],
             limits: Limits::default(),
+            in_partitions: true,
         }
     }
 }
@@ -252,6 +256,18 @@ impl HostConfig {
     pub(crate) fn start_at(&self, node: u32) -> Option<SimDuration> {
         let start = self.group_of(node).0.start;
         (start > SimDuration::ZERO).then_some(start)
+    }
+
+    /// The run's working folder as a resolved absolute path, if it has one.
+    pub(crate) fn work_prefix(&self) -> Option<Vec<u8>> {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = std::fs::canonicalize(self.run_dir.as_ref()?).ok()?;
+        Some(dir.as_os_str().as_bytes().to_vec())
+    }
+
+    /// Per node: whether partition faults may cut its links (its group's `in_partitions`).
+    pub(crate) fn partitionable(&self) -> Vec<bool> {
+        (0..self.nodes).map(|n| self.group_of(n).0.in_partitions).collect()
     }
 
     /// Whether exit status `code` is a success for node `node`.
