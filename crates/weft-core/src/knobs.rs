@@ -3,7 +3,7 @@
 //! through one table, with one validation and one error naming the knob.
 
 use crate::rng::Ratio;
-use crate::scenario::{Contract, Scenario};
+use crate::scenario::{Contract, PartitionShape, Scenario};
 use crate::time::SimDuration;
 
 /// A knob that cannot take the given value.
@@ -26,6 +26,7 @@ pub const KNOBS: &[(&str, &str)] = &[
     ("outage_max", "duration"),
     ("restart", "true|false"),
     ("fault_phase", "duration"),
+    ("fault_start", "duration"),
     ("heal_phase", "duration"),
     ("max_events", "number"),
     ("rates.drop", "ratio"),
@@ -34,6 +35,7 @@ pub const KNOBS: &[(&str, &str)] = &[
     ("rates.crash", "ratio"),
     ("rates.pause", "ratio"),
     ("rates.partition", "ratio"),
+    ("partition_shape", "mixed|node|link|halves|minority"),
     ("budget.crashes", "number"),
     ("budget.pauses", "number"),
     ("budget.partitions", "number"),
@@ -87,6 +89,7 @@ impl Scenario {
                 self.restart = v.trim().parse().map_err(|_| err(key, "expected true or false"))?
             }
             "fault_phase" => self.fault_phase = duration(key, v)?,
+            "fault_start" => self.fault_start = duration(key, v)?,
             "heal_phase" => self.heal_phase = duration(key, v)?,
             "max_events" => self.max_events = number(key, v)?,
             "rates.drop" => r.drop = ratio(key, v)?,
@@ -95,6 +98,11 @@ impl Scenario {
             "rates.crash" => r.crash = ratio(key, v)?,
             "rates.pause" => r.pause = ratio(key, v)?,
             "rates.partition" => r.partition = ratio(key, v)?,
+            "partition_shape" => {
+                self.partition_shape = PartitionShape::parse(v.trim()).ok_or_else(|| {
+                    err(key, format!("`{v}` is not mixed, node, link, halves or minority"))
+                })?
+            }
             "budget.crashes" => b.crashes = number(key, v)?,
             "budget.pauses" => b.pauses = number(key, v)?,
             "budget.partitions" => b.partitions = number(key, v)?,
@@ -204,6 +212,7 @@ mod tests {
                 "ratio" => "1/3",
                 "number" => "9",
                 "true|false" => "false",
+                "mixed|node|link|halves|minority" => "halves",
                 _ => "posix",
             };
             let mut s = Scenario::default();

@@ -22,7 +22,9 @@ pub use knobs::{KnobError, FAULT_KINDS, KNOBS};
 pub use options::{check_options, check_spec, Allowed, OptionDecl};
 pub use outcome::{Modality, Outcome};
 pub use rng::{derive_seed, Ratio, Rng};
-pub use scenario::{Contract, DiskConfig, FaultBudget, FaultRates, Scenario, ScenarioError};
+pub use scenario::{
+    Contract, DiskConfig, FaultBudget, FaultRates, PartitionShape, Scenario, ScenarioError,
+};
 pub use site::{Site, SiteKind};
 pub use target::{
     ConfigError, Event, EventKind, Flow, NullObserver, Observer, OptionInfo, PropertyInfo,

@@ -71,6 +71,66 @@ pub struct Scenario {
     /// Shadow's `--model-unblocked-syscall-latency`, always on. In-process targets ignore it.
     #[serde(default = "default_call_latency")]
     pub call_latency: SimDuration,
+    /// Which links one partition fault cuts (`partition_shape`). Absent from repro files at
+    /// its default, so older files and their hashes are unchanged.
+    #[serde(default, skip_serializing_if = "PartitionShape::is_default")]
+    pub partition_shape: PartitionShape,
+    /// Node and network faults (crash, pause, partition) only from this virtual time on
+    /// (`fault_start`; Jepsen's nemesis sleeps before its first fault the same way). Absent
+    /// from repro files at 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fault_start: SimDuration,
+}
+
+/// The shape of one partition fault, over the nodes that may be partitioned (a cluster
+/// file's groups with `in_partitions = false`, Jepsen's control node, are never cut off).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PartitionShape {
+    /// Either of the next two, one decision apart (the original shape; the default).
+    #[default]
+    Mixed,
+    /// Isolate one node from every other node.
+    Node,
+    /// Cut one direction of one link.
+    Link,
+    /// Split the nodes into two random halves (Jepsen's `partition-random-halves`); with an
+    /// odd count the first side has the smaller half.
+    Halves,
+    /// Cut a random minority (1 to (n-1)/2 nodes) off from the rest.
+    Minority,
+}
+
+impl PartitionShape {
+    pub const ALL: [PartitionShape; 5] = [
+        PartitionShape::Mixed,
+        PartitionShape::Node,
+        PartitionShape::Link,
+        PartitionShape::Halves,
+        PartitionShape::Minority,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PartitionShape::Mixed => "mixed",
+            PartitionShape::Node => "node",
+            PartitionShape::Link => "link",
+            PartitionShape::Halves => "halves",
+            PartitionShape::Minority => "minority",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<PartitionShape> {
+        PartitionShape::ALL.into_iter().find(|s| s.name() == text)
+    }
+
+    fn is_default(&self) -> bool {
+        *self == PartitionShape::Mixed
+    }
+}
+
+fn is_zero(d: &SimDuration) -> bool {
+    d.0 == 0
 }
 
 fn default_call_latency() -> SimDuration {
@@ -182,6 +242,8 @@ impl Default for Scenario {
             max_events: 200_000,
             disk: DiskConfig::default(),
             call_latency: default_call_latency(),
+            partition_shape: PartitionShape::Mixed,
+            fault_start: SimDuration::ZERO,
         }
     }
 }
@@ -220,6 +282,7 @@ impl Scenario {
             ("delay_max", self.delay_max, MAX_LATENCY),
             ("outage_max", self.outage_max, MAX_LATENCY),
             ("fault_phase", self.fault_phase, MAX_PHASE),
+            ("fault_start", self.fault_start, MAX_PHASE),
             ("heal_phase", self.heal_phase, MAX_PHASE),
         ];
         for (field, d, max) in durations {

@@ -56,6 +56,16 @@ struct FileGroup {
     cpu_limit: Option<Size>,
     #[serde(default)]
     data_dirs: Vec<String>,
+    #[serde(default = "yes")]
+    in_partitions: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 fn one() -> u32 {
@@ -95,6 +105,9 @@ struct RecordGroup {
     cpu_secs: u64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     data_dirs: Vec<String>,
+    /// Absent when true, so recordings made before the field existed are unchanged.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    in_partitions: bool,
 }
 
 /// Parses `1GiB`, `512MiB`, `64M`, `4096` (bytes).
@@ -183,6 +196,7 @@ impl Cluster {
                 group.exit_codes = codes.clone();
             }
             group.limits = limits;
+            group.in_partitions = g.in_partitions;
             if let Some(v) = &g.memory_limit {
                 group.limits.memory_bytes = size("memory_limit", v, parse_bytes)
                     .map_err(|e| format!("{}: {e}", at("memory_limit")))?;
@@ -257,6 +271,7 @@ impl Cluster {
                 memory_bytes: g.limits.memory_bytes,
                 cpu_secs: g.limits.cpu_secs,
                 data_dirs: g.data_dirs.clone(),
+                in_partitions: g.in_partitions,
             });
         }
         let doc = RecordDoc { groups, scenario: self.scenario.clone() };
@@ -279,6 +294,7 @@ impl Cluster {
             group.exit_codes = g.exit_codes;
             group.limits = Limits { memory_bytes: g.memory_bytes, cpu_secs: g.cpu_secs };
             group.data_dirs = g.data_dirs;
+            group.in_partitions = g.in_partitions;
             groups.push(group);
         }
         let cluster = Cluster { groups, settings: BTreeMap::new(), scenario: doc.scenario };
@@ -354,6 +370,7 @@ exit_codes = [0, 1]
 cpu_limit = "2s"
 env = { A = "b" }
 data_dirs = ["data-{index}", "{dir}/shared"]
+in_partitions = false
 "#,
         )
         .unwrap();
@@ -379,6 +396,10 @@ data_dirs = ["data-{index}", "{dir}/shared"]
         assert!(c.groups[1].data_dirs[1].starts_with('/'), "{{dir}} made absolute");
         assert!(back.groups[0].data_dirs.is_empty());
         assert!(back.groups.iter().all(|g| g.program_hash.is_some()));
+        assert!(c.groups[0].in_partitions && !c.groups[1].in_partitions);
+        assert!(back.groups[0].in_partitions && !back.groups[1].in_partitions);
+        let json = c.to_json().unwrap();
+        assert_eq!(json.matches("in_partitions").count(), 1, "recorded only when false: {json}");
     }
 
     #[test]

@@ -62,6 +62,9 @@ pub struct Group {
     /// the node's working directory; `{id}`, `{group}`, `{index}` replaced per node). Empty:
     /// every file is real.
     pub data_dirs: Vec<String>,
+    /// Whether partition faults may cut this group's links (false: its nodes keep every link,
+    /// like the control node Jepsen's clients run on, outside its iptables partitions).
+    pub in_partitions: bool,
 }
 
 impl Group {
@@ -78,6 +81,7 @@ impl Group {
             exit_codes: vec![0],
             limits: Limits::default(),
             data_dirs: Vec::new(),
+            in_partitions: true,
         }
     }
 }
@@ -294,6 +298,18 @@ impl HostConfig {
     pub(crate) fn start_at(&self, node: u32) -> Option<SimDuration> {
         let start = self.group_of(node).0.start;
         (start > SimDuration::ZERO).then_some(start)
+    }
+
+    /// The run's working folder as a resolved absolute path, if it has one.
+    pub(crate) fn work_prefix(&self) -> Option<Vec<u8>> {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = std::fs::canonicalize(self.run_dir.as_ref()?).ok()?;
+        Some(dir.as_os_str().as_bytes().to_vec())
+    }
+
+    /// Per node: whether partition faults may cut its links (its group's `in_partitions`).
+    pub(crate) fn partitionable(&self) -> Vec<bool> {
+        (0..self.nodes).map(|n| self.group_of(n).0.in_partitions).collect()
     }
 
     /// Whether exit status `code` is a success for node `node`.

@@ -1,5 +1,6 @@
-//! Randomness: `getrandom`, `getentropy` and the bytes behind an opened `/dev/urandom` or
-//! `/dev/random` come from this process's SplitMix64 stream, seeded by the host at hello.
+//! Randomness: `getrandom`, `getentropy`, the names `mkstemp` and its variants make, and the
+//! bytes behind an opened `/dev/urandom` or `/dev/random` come from this process's SplitMix64
+//! stream, seeded by the host at hello.
 
 use crate::prelude::*;
 
@@ -97,4 +98,89 @@ pub(crate) unsafe fn fopen_random(mode: *const c_char) -> *mut libc::FILE {
 /// Random bytes for the SIGSYS handler's emulation of libc-internal `getrandom`.
 pub(crate) unsafe fn random_for_trap(buf: *mut u8, len: usize) {
     fill_random(buf, len)
+}
+
+/// `mkstemp` and its variants: glibc draws the name's `XXXXXX` from the real clock and a stack
+/// address (not `getrandom`), so under weft the six characters come from this process's
+/// random stream instead and the file is opened through the `open` hook (so the host sees it).
+/// `None`: not under weft (the caller runs glibc's own). `template` is the caller's writable,
+/// NUL-terminated template, as for glibc.
+unsafe fn temp_file(template: *mut c_char, suffix: c_int, flags: c_int) -> Option<c_int> {
+    {
+        let _g = Guard::enter()?;
+        if !active() {
+            return None;
+        }
+    }
+    const LETTERS: &[u8; 62] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let len = if template.is_null() { 0 } else { libc::strlen(template) };
+    let suffix = suffix.max(0) as usize;
+    let name = template as *mut u8;
+    let xs = len.checked_sub(suffix + 6).map(|at| name.add(at));
+    let Some(xs) = xs.filter(|&x| (0..6).all(|i| *x.add(i) == b'X')) else {
+        set_errno(libc::EINVAL);
+        return Some(-1);
+    };
+    let flags = (flags & !libc::O_ACCMODE) | libc::O_RDWR | libc::O_CREAT | libc::O_EXCL;
+    for _ in 0..100 {
+        let mut r = next_random();
+        for i in 0..6 {
+            *xs.add(i) = LETTERS[(r % 62) as usize];
+            r /= 62;
+        }
+        let fd = crate::files::open(template, flags, 0o600);
+        if fd >= 0 || *libc::__errno_location() != libc::EEXIST {
+            return Some(fd);
+        }
+    }
+    Some(-1)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mkstemp(template: *mut c_char) -> c_int {
+    temp_file(template, 0, 0).unwrap_or_else(|| real!(mkstemp: fn(*mut c_char) -> c_int)(template))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mkstemp64(template: *mut c_char) -> c_int {
+    temp_file(template, 0, 0)
+        .unwrap_or_else(|| real!(mkstemp64: fn(*mut c_char) -> c_int)(template))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mkostemp(template: *mut c_char, flags: c_int) -> c_int {
+    temp_file(template, 0, flags)
+        .unwrap_or_else(|| real!(mkostemp: fn(*mut c_char, c_int) -> c_int)(template, flags))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mkostemp64(template: *mut c_char, flags: c_int) -> c_int {
+    temp_file(template, 0, flags)
+        .unwrap_or_else(|| real!(mkostemp64: fn(*mut c_char, c_int) -> c_int)(template, flags))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mkstemps(template: *mut c_char, suffix: c_int) -> c_int {
+    temp_file(template, suffix, 0)
+        .unwrap_or_else(|| real!(mkstemps: fn(*mut c_char, c_int) -> c_int)(template, suffix))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mkstemps64(template: *mut c_char, suffix: c_int) -> c_int {
+    temp_file(template, suffix, 0)
+        .unwrap_or_else(|| real!(mkstemps64: fn(*mut c_char, c_int) -> c_int)(template, suffix))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mkostemps(template: *mut c_char, suffix: c_int, flags: c_int) -> c_int {
+    temp_file(template, suffix, flags).unwrap_or_else(|| {
+        real!(mkostemps: fn(*mut c_char, c_int, c_int) -> c_int)(template, suffix, flags)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mkostemps64(template: *mut c_char, suffix: c_int, flags: c_int) -> c_int {
+    temp_file(template, suffix, flags).unwrap_or_else(|| {
+        real!(mkostemps64: fn(*mut c_char, c_int, c_int) -> c_int)(template, suffix, flags)
+    })
 }

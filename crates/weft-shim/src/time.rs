@@ -1,6 +1,6 @@
 //! Virtual time: the clocks (`clock_gettime` and friends) read the page the host writes, with
 //! no hand-off; the sleeps (`nanosleep`, `clock_nanosleep`, `usleep`, `sleep`) block the
-//! thread in the host until a virtual deadline.
+//! thread in the host until a virtual deadline; `getrusage` reports virtual CPU time.
 
 use crate::prelude::*;
 use crate::slot::HEADER;
@@ -113,6 +113,34 @@ pub unsafe extern "C" fn clock() -> libc::clock_t {
         }
     }
     real!(clock: fn() -> libc::clock_t)()
+}
+
+/// Resource usage in virtual terms, like the CPU-time clocks: a process's (or thread's) user
+/// time is virtual time so far, everything else (system time, children, memory and I/O
+/// counters) is 0. The real figures differ from run to run and would leak into what a program
+/// reports (Redis's `INFO cpu`).
+#[no_mangle]
+pub unsafe extern "C" fn getrusage(who: c_int, usage: *mut libc::rusage) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            local_call();
+            if usage.is_null() {
+                set_errno(libc::EFAULT);
+                return -1;
+            }
+            // SAFETY: the caller's rusage; all-zero is a valid value of it.
+            *usage = core::mem::zeroed();
+            if who == libc::RUSAGE_SELF || who == libc::RUSAGE_THREAD {
+                let us = now_ns() / 1000;
+                (*usage).ru_utime = libc::timeval {
+                    tv_sec: (us / 1_000_000) as libc::time_t,
+                    tv_usec: (us % 1_000_000) as libc::suseconds_t,
+                };
+            }
+            return 0;
+        }
+    }
+    real!(getrusage: fn(c_int, *mut libc::rusage) -> c_int)(who, usage)
 }
 
 /// Blocks this simulated thread until virtual time `deadline` (ns since the run start).

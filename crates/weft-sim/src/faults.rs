@@ -4,15 +4,16 @@
 //! |---|---|---|---|
 //! | crash | each event in the fault phase | kind, victim, outage | restart after the outage, or at heal (if `Scenario::restart`) |
 //! | pause | each event in the fault phase | kind, victim, duration | resume after the duration, or at heal |
-//! | partition | each event in the fault phase | kind, shape (isolate a node / cut one direction of a link), nodes, duration | heal after the duration, or at heal |
+//! | partition | each event in the fault phase | kind, shape (per `partition_shape`: isolate a node / cut one direction of a link / split into halves / cut off a minority), nodes, duration | heal after the duration, or at heal |
 //!
 //! One weighted decision per opportunity picks "none" (index 0, the simplest) or a fault kind,
 //! so shrinking a fault away is lowering one value to 0. Kinds whose budget is spent get weight
-//! 0, so the budget is never exceeded. A target may veto a crash victim with a gate (e.g. Chord's
+//! 0, so the budget is never exceeded. Partitions cut only links between nodes that may be
+//! partitioned (all, unless the caller says otherwise: Jepsen's control node keeps its links). A target may veto a crash victim with a gate (e.g. Chord's
 //! "no member loses all live successors"); a vetoed crash is simply not injected.
 
 use crate::net::{weight, SCALE};
-use weft_core::{Decisions, Scenario, SimDuration, Site};
+use weft_core::{Decisions, PartitionShape, Scenario, SimDuration, Site};
 
 /// How many faults of each kind a run has injected so far.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -31,7 +32,7 @@ impl FaultCounts {
 }
 
 /// A node or network fault chosen at one opportunity.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Fault {
     /// Crash `node`; it restarts after `outage` (None: not before the heal phase).
     Crash {
@@ -53,6 +54,13 @@ pub enum Fault {
         to: u32,
         duration: SimDuration,
     },
+    /// Cut every link (both directions) between a node of `side` and a node of `rest` for
+    /// `duration`; links with nodes in neither are untouched. Both lists ascend.
+    Split {
+        side: Vec<u32>,
+        rest: Vec<u32>,
+        duration: SimDuration,
+    },
 }
 
 /// A fault's duration: 1 ms plus a decision, at most `outage_max` (0 = the shortest).
@@ -68,7 +76,7 @@ pub(crate) fn outage(scenario: &Scenario, d: &mut Decisions) -> Option<SimDurati
 }
 
 /// Draws the fault (if any) injected at one opportunity. `up[i]` says whether node `i` is up;
-/// `gate(i)` whether node `i` may crash now.
+/// `gate(i)` whether node `i` may crash now. Every node may be partitioned.
 pub fn opportunity(
     scenario: &Scenario,
     counts: &mut FaultCounts,
@@ -76,12 +84,29 @@ pub fn opportunity(
     decisions: &mut Decisions,
     gate: &mut dyn FnMut(u32) -> bool,
 ) -> Option<Fault> {
+    opportunity_among(scenario, counts, up, &[], decisions, gate)
+}
+
+/// [`opportunity`], where partitions cut only links between nodes `i` with
+/// `partitionable[i]` (missing entries count as true). With every node partitionable the
+/// decisions drawn are exactly those of [`opportunity`].
+pub fn opportunity_among(
+    scenario: &Scenario,
+    counts: &mut FaultCounts,
+    up: &[bool],
+    partitionable: &[bool],
+    decisions: &mut Decisions,
+    gate: &mut dyn FnMut(u32) -> bool,
+) -> Option<Fault> {
     let r = &scenario.rates;
     let b = &scenario.budget;
     let w_crash = if counts.crashes < b.crashes { weight(r.crash) } else { 0 };
     let w_pause = if counts.pauses < b.pauses { weight(r.pause) } else { 0 };
+    let cut: Vec<u32> = (0..up.len() as u32)
+        .filter(|&i| partitionable.get(i as usize).copied().unwrap_or(true))
+        .collect();
     let w_part =
-        if counts.partitions < b.partitions && up.len() > 1 { weight(r.partition) } else { 0 };
+        if counts.partitions < b.partitions && cut.len() > 1 { weight(r.partition) } else { 0 };
     let faults = w_crash as u64 + w_pause as u64 + w_part as u64;
     if faults == 0 {
         return None;
@@ -92,12 +117,19 @@ pub fn opportunity(
     let k = decisions.drawn_at(Site::fault_kind());
     let kind = decisions.at(Site::fault_kind()).weighted(&[none, w_crash, w_pause, w_part]);
     let base = decisions.set_base(Site::fault_detail(k));
-    let fault = details(scenario, counts, up, kind, decisions, gate);
+    let fault = if kind == 3 && !up.contains(&true) {
+        None
+    } else if kind == 3 {
+        counts.partitions += 1;
+        Some(partition(scenario, &cut, cut.len() == up.len(), decisions))
+    } else {
+        details(scenario, counts, up, kind, decisions, gate)
+    };
     decisions.set_base(base);
     fault
 }
 
-/// The victim, shape and duration of a fault of `kind` (1 crash, 2 pause, 3 partition).
+/// The victim and duration of a node fault of `kind` (1 crash, 2 pause).
 fn details(
     scenario: &Scenario,
     counts: &mut FaultCounts,
@@ -127,20 +159,57 @@ fn details(
             counts.pauses += 1;
             Some(Fault::Pause { node, duration: duration(decisions) })
         }
-        3 => {
-            counts.partitions += 1;
-            let n = up.len() as u64;
-            if decisions.choose(2) == 0 {
-                let node = decisions.choose(n) as u32;
-                Some(Fault::Isolate { node, duration: duration(decisions) })
-            } else {
-                let from = decisions.choose(n) as u32;
-                let to = (from + 1 + decisions.choose(n - 1) as u32) % n as u32;
-                Some(Fault::CutLink { from, to, duration: duration(decisions) })
-            }
-        }
         _ => None,
     }
+}
+
+/// The links one partition cuts, among nodes `cut` (ascending, at least 2; `all`: every node
+/// of the run), by the scenario's shape, and for how long.
+fn partition(scenario: &Scenario, cut: &[u32], all: bool, d: &mut Decisions) -> Fault {
+    let k = cut.len() as u64;
+    let shape = match scenario.partition_shape {
+        PartitionShape::Mixed if d.choose(2) == 0 => PartitionShape::Node,
+        PartitionShape::Mixed => PartitionShape::Link,
+        other => other,
+    };
+    let size = match shape {
+        PartitionShape::Node => {
+            let node = cut[d.choose(k) as usize];
+            if all {
+                return Fault::Isolate { node, duration: duration(scenario, d) };
+            }
+            return split(cut, &[node], duration(scenario, d));
+        }
+        PartitionShape::Link => {
+            let i = d.choose(k);
+            let j = (i + 1 + d.choose(k - 1)) % k;
+            let (from, to) = (cut[i as usize], cut[j as usize]);
+            return Fault::CutLink { from, to, duration: duration(scenario, d) };
+        }
+        PartitionShape::Halves => k / 2,
+        _ => 1 + d.choose(((k - 1) / 2).max(1)),
+    };
+    // A partial Fisher-Yates shuffle draws the side (all zeros: the first `size` nodes).
+    let mut pool = cut.to_vec();
+    for i in 0..size as usize {
+        let j = i + d.choose(k - i as u64) as usize;
+        pool.swap(i, j);
+    }
+    let side = pool[..size as usize].to_vec();
+    split(cut, &side, duration(scenario, d))
+}
+
+/// `{n0 n3 n5}`: a side of a partition, for timelines.
+pub fn node_list(nodes: &[u32]) -> String {
+    let names: Vec<String> = nodes.iter().map(|n| format!("n{n}")).collect();
+    format!("{{{}}}", names.join(" "))
+}
+
+fn split(cut: &[u32], side: &[u32], duration: SimDuration) -> Fault {
+    let mut side = side.to_vec();
+    side.sort_unstable();
+    let rest = cut.iter().copied().filter(|n| !side.contains(n)).collect();
+    Fault::Split { side, rest, duration }
 }
 
 #[cfg(test)]
@@ -174,6 +243,56 @@ mod tests {
         for _ in 0..100 {
             assert_eq!(opportunity(&s, &mut c, &[true, true], &mut d, &mut |_| false), None);
         }
+    }
+
+    fn partitions(shape: PartitionShape, cut: &[bool], seed: u64) -> Vec<Fault> {
+        let mut s = Scenario::calm();
+        s.rates.partition = Ratio::ONE;
+        s.budget.partitions = 1;
+        s.partition_shape = shape;
+        let mut out = Vec::new();
+        for i in 0..50 {
+            let mut d = Decisions::random(seed + i);
+            let mut c = FaultCounts::default();
+            let up = [true; 6];
+            out.extend(opportunity_among(&s, &mut c, &up, cut, &mut d, &mut |_| true));
+        }
+        out
+    }
+
+    #[test]
+    fn halves_and_minorities_split_only_partitionable_nodes() {
+        let cut = [true, true, true, true, true, false];
+        for f in partitions(PartitionShape::Halves, &cut, 1) {
+            let Fault::Split { side, rest, .. } = f else { panic!("{f:?}") };
+            assert_eq!((side.len(), rest.len()), (2, 3), "{side:?} | {rest:?}");
+            assert!(!side.contains(&5) && !rest.contains(&5));
+        }
+        let mut sizes = Vec::new();
+        for f in partitions(PartitionShape::Minority, &cut, 7) {
+            let Fault::Split { side, rest, .. } = f else { panic!("{f:?}") };
+            assert!(side.len() < rest.len() && side.len() + rest.len() == 5);
+            sizes.push(side.len());
+        }
+        assert!(sizes.contains(&1) && sizes.contains(&2), "{sizes:?}");
+        for f in partitions(PartitionShape::Node, &cut, 3) {
+            let Fault::Split { side, rest, .. } = f else { panic!("{f:?}") };
+            assert_eq!((side.len(), rest.len()), (1, 4));
+        }
+    }
+
+    #[test]
+    fn every_node_partitionable_draws_what_opportunity_draws() {
+        let s = Scenario { partition_shape: PartitionShape::Mixed, ..Scenario::default() };
+        let (mut a, mut b) = (Decisions::random(9), Decisions::random(9));
+        let (mut ca, mut cb) = (FaultCounts::default(), FaultCounts::default());
+        for _ in 0..5_000 {
+            let up = [true; 4];
+            let x = opportunity(&s, &mut ca, &up, &mut a, &mut |_| true);
+            let y = opportunity_among(&s, &mut cb, &up, &[true; 4], &mut b, &mut |_| true);
+            assert_eq!(x, y);
+        }
+        assert!(ca.partitions > 0);
     }
 
     #[test]

@@ -321,6 +321,7 @@ enum Ev<N: Node> {
     Resume { node: NodeId },
     Reconnect { from: NodeId, to: NodeId },
     Rejoin { node: NodeId },
+    Unsplit { side: Vec<NodeId>, rest: Vec<NodeId> },
     HealPhase,
 }
 
@@ -520,7 +521,8 @@ impl<'s, N: Node> World<'s, N> {
             if let Some(outcome) = self.check(obs) {
                 return outcome;
             }
-            if self.phase == Phase::Fault && self.now < heal_at {
+            let started = self.now >= SimTime::ZERO + self.scenario.fault_start;
+            if self.phase == Phase::Fault && self.now < heal_at && started {
                 self.fault_opportunity(decisions, obs);
                 if let Some(outcome) = self.check(obs) {
                     return outcome;
@@ -710,6 +712,25 @@ impl<'s, N: Node> World<'s, N> {
                 let pairs: Vec<(NodeId, NodeId)> = peers.into_iter().map(|p| (node, p)).collect();
                 self.links_up(&pairs, decisions, obs)?;
             }
+            Ev::Unsplit { side, rest } => {
+                let mut pairs = Vec::new();
+                for &a in &side {
+                    for &b in &rest {
+                        let up = self.net.set_cut(a, b, false) | self.net.set_cut(b, a, false);
+                        if up {
+                            pairs.push((a, b));
+                        }
+                    }
+                }
+                self.note(obs, side.first().copied(), EventKind::Heal, None, None, 0, || {
+                    format!(
+                        "partition {} | {} healed",
+                        faults::node_list(&side),
+                        faults::node_list(&rest)
+                    )
+                });
+                self.links_up(&pairs, decisions, obs)?;
+            }
             Ev::HealPhase => self.heal(decisions, obs),
         }
         Ok(())
@@ -810,6 +831,22 @@ impl<'s, N: Node> World<'s, N> {
                     duration.0,
                     || format!("link n{from} -> n{to} cut for {duration}"),
                 );
+            }
+            Fault::Split { side, rest, duration } => {
+                for &a in &side {
+                    for &b in &rest {
+                        self.net.set_cut(a, b, true);
+                        self.net.set_cut(b, a, true);
+                    }
+                }
+                let text = format!(
+                    "partition {} | {} for {duration}",
+                    faults::node_list(&side),
+                    faults::node_list(&rest)
+                );
+                let first = side.first().copied();
+                self.push(self.now + duration, Ev::Unsplit { side, rest });
+                self.note(obs, first, EventKind::Partition, None, None, duration.0, || text);
             }
         }
     }

@@ -2,6 +2,7 @@
 //! opportunity), crashes, pauses, partitions, and their endings (restart, resume, heal).
 
 use super::*;
+use weft_sim::faults::node_list;
 
 /// The end of an injected fault, due at a virtual time.
 #[derive(Clone, Copy, Debug)]
@@ -11,13 +12,15 @@ pub(super) enum Timed {
     Resume(u32),
     Reconnect(u32),
     Uncut(u32, u32),
+    /// The end of split `World::splits[i]`.
+    Unsplit(usize),
 }
 
 impl World<'_> {
     /// One fault opportunity (per scheduling step, in the fault phase). True if a fault was
     /// injected, so the caller re-evaluates who can run.
     pub(super) fn fault_opportunity(&mut self) -> bool {
-        if self.healed {
+        if self.healed || self.now < SimTime::ZERO + self.scenario.fault_start {
             return false;
         }
         let nodes = self.cfg.nodes as usize;
@@ -28,10 +31,11 @@ impl World<'_> {
         for p in self.procs.iter().filter(|p| p.alive) {
             up[p.node as usize] = true;
         }
-        let Some(fault) = weft_sim::faults::opportunity(
+        let Some(fault) = weft_sim::faults::opportunity_among(
             self.scenario,
             &mut self.counts,
             up,
+            &self.partitionable,
             self.decisions,
             &mut |_| true,
         ) else {
@@ -66,8 +70,27 @@ impl World<'_> {
                 });
                 self.after(now + duration, Timed::Uncut(from, to));
             }
+            Fault::Split { side, rest, duration } => {
+                self.split(&side, &rest, true);
+                let text =
+                    format!("partition {} | {} for {duration}", node_list(&side), node_list(&rest));
+                let first = side[0];
+                self.event(first, EventKind::Partition, None, None, duration.as_nanos(), || text);
+                self.splits.push((side, rest));
+                self.after(now + duration, Timed::Unsplit(self.splits.len() - 1));
+            }
         }
         true
+    }
+
+    /// Cuts (or restores) every link, both directions, between `side` and `rest`.
+    fn split(&mut self, side: &[u32], rest: &[u32], cut: bool) {
+        for &a in side {
+            for &b in rest {
+                self.net.set_cut(a, b, cut);
+                self.net.set_cut(b, a, cut);
+            }
+        }
     }
 
     pub(super) fn after(&mut self, at: SimTime, what: Timed) {
@@ -129,6 +152,13 @@ impl World<'_> {
                 Timed::Uncut(from, to) => {
                     self.net.set_cut(from, to, false);
                     self.event(from, EventKind::Heal, Some(to), None, 0, || "link restored".into());
+                }
+                Timed::Unsplit(i) => {
+                    let (side, rest) = std::mem::take(&mut self.splits[i]);
+                    self.split(&side, &rest, false);
+                    self.event(side[0], EventKind::Heal, None, None, 0, || {
+                        format!("partition {} | {} healed", node_list(&side), node_list(&rest))
+                    });
                 }
             }
         }

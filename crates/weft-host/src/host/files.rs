@@ -1,4 +1,6 @@
-//! File operations the processes run natively, recorded in the trace.
+//! File operations the processes run natively, recorded in the trace. A path inside the
+//! run's working folder (`OUT/work/slotK`) enters the trace hash relative to that folder, so
+//! the hash does not depend on where the run happened (the slot, `--out`, the checkout).
 
 use super::*;
 
@@ -10,7 +12,16 @@ impl World<'_> {
         for a in &slot.args[..5] {
             h.write_u64(*a as u64);
         }
-        h.write(&slot.data[..len]);
+        for path in slot.data[..len].split(|&b| b == 0) {
+            match self.work_prefix.as_deref().and_then(|w| path.strip_prefix(w)) {
+                Some(rest) => {
+                    h.write(b"{work}");
+                    h.write(rest);
+                }
+                None => h.write(path),
+            }
+            h.write(&[0]);
+        }
         let summary = file_summary(slot);
         self.event(c.node, EventKind::Note, None, None, h.finish(), || summary);
         Reply::Ret(0)

@@ -298,6 +298,12 @@ pub(crate) struct World<'a> {
     runnable: Vec<usize>,
     /// Scratch: which nodes are up, for the fault model.
     up_scratch: Vec<bool>,
+    /// Per node: whether partitions may cut its links (its group's `in_partitions`).
+    partitionable: Vec<bool>,
+    /// Every split partition injected so far, `(side, rest)`, emptied when it heals.
+    splits: Vec<(Vec<u32>, Vec<u32>)>,
+    /// The run's working folder, absolute and resolved (paths below it are hashed relative).
+    work_prefix: Option<Vec<u8>>,
     /// The thread stepped last (it may still be spinning for its answer).
     last_stepped: Option<usize>,
     steps: u64,
@@ -388,6 +394,9 @@ pub(crate) fn run(
         hasher: TraceHasher::new(),
         runnable: Vec::new(),
         up_scratch: Vec::new(),
+        partitionable: cfg.partitionable(),
+        splits: Vec::new(),
+        work_prefix: cfg.work_prefix(),
         last_stepped: None,
         steps: 0,
         steps_since_advance: 0,
