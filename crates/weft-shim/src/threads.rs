@@ -234,8 +234,8 @@ pub unsafe extern "C" fn pthread_cond_broadcast(c: *mut libc::pthread_cond_t) ->
 }
 
 /// `syscall(2)` itself: futexes (Rust's std locks, condition variables, channels and parking
-/// call `syscall(SYS_futex, …)`) wait and wake in the host; `SYS_clone`/`SYS_clone3` go to
-/// `clone`; every other number goes to libc, where the seccomp trap reports the ones that
+/// call `syscall(SYS_futex, …)`) wait and wake in the host; `SYS_clone`/`SYS_clone3` and
+/// `SYS_exit` go to `clone`; every other number goes to libc, where the seccomp trap reports the ones that
 /// would escape (e.g. `SYS_getrandom`).
 #[no_mangle]
 pub unsafe extern "C" fn syscall(
@@ -247,10 +247,14 @@ pub unsafe extern "C" fn syscall(
     a5: c_long,
     a6: c_long,
 ) -> c_long {
-    if nr == libc::SYS_clone || nr == libc::SYS_clone3 {
+    if nr == libc::SYS_clone || nr == libc::SYS_clone3 || nr == libc::SYS_exit {
         if let Some(_g) = Guard::enter() {
             if active() {
-                return crate::clone::raw(nr, a1, a2);
+                if nr == libc::SYS_exit {
+                    crate::clone::exit_thread(a1); // returns only on the main thread
+                } else {
+                    return crate::clone::raw(nr, a1, a2);
+                }
             }
         }
     }
