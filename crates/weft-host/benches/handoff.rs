@@ -2,7 +2,8 @@
 //! a native call against an intercepted call's round trip through the host (and a call the
 //! shim serves locally), the round trip against ptrace's and against two bare transport
 //! floors measured right now, then a 3-node UDP ping-pong under the shim against the same
-//! programs run natively on loopback, as ratios. Per-call costs are (run with N calls − run
+//! programs run natively on loopback, as ratios, with the load average before and after (a
+//! loaded machine moves the spinning floors by 5x). Per-call costs are (run with N calls − run
 //! with 0 calls) / N of whole-process wall time, so process start-up cancels out.
 //!
 //! Wall-clock reads are the point of a benchmark, hence the allowed `Instant::now`.
@@ -202,6 +203,9 @@ fn main() {
     let bench = compile("bench");
     let pingpong = compile("pingpong");
     println!("weft-host benchmark (median of {REPEATS}; µs per call)");
+    // Spinning transports measure the machine as much as the code: on a loaded one the floors
+    // below move by 5x from run to run, so the load is part of the result.
+    println!("  load average at start: {}", load_average());
     let n = 20_000;
     let native_getppid = per_call(&bench, "getppid", n * 10, false);
     let native_sleep0 = per_call(&bench, "sleep0", n, false);
@@ -267,4 +271,12 @@ fn main() {
         sim * 1e3,
         sim / nat
     );
+    println!("  load average at end: {}", load_average());
+}
+
+/// The first three fields of `/proc/loadavg` ("?" where it cannot be read).
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "?".into())
 }

@@ -48,20 +48,46 @@ extern "C" fn trampoline(k: *mut c_void) -> *mut c_void {
     let f = unsafe { core::mem::transmute::<usize, CloneFn>(f) };
     f(arg);
     let _g = Guard::enter();
-    let ctid = CLEAR_TID[k].load(Ordering::Relaxed) as *const AtomicU32;
-    if !ctid.is_null() {
-        // What the kernel does for CLONE_CHILD_CLEARTID, on the simulated futex.
-        // SAFETY: the program passed this word for the thread's life; we hold the baton.
-        unsafe {
-            (*ctid).store(0, Ordering::SeqCst);
-            let s = slot();
-            s.args[0] = ctid as i64;
-            s.args[1] = 1;
-            handoff(OP_FUTEX_WAKE);
-        }
-    }
+    // SAFETY: this thread holds the baton (it runs).
+    unsafe { clear_tid(k) };
     crate::threads::thread_goodbye();
     ptr::null_mut()
+}
+
+/// What the kernel does for `CLONE_CHILD_CLEARTID` at the end of the thread on slot `k`, on
+/// the simulated futex (once).
+///
+/// # Safety
+/// Active, on the thread holding the baton.
+unsafe fn clear_tid(k: usize) {
+    let ctid = CLEAR_TID[k].swap(0, Ordering::Relaxed) as *const AtomicU32;
+    if !ctid.is_null() {
+        // SAFETY: the program passed this word for the thread's life.
+        (*ctid).store(0, Ordering::SeqCst);
+        let s = slot();
+        s.args[0] = ctid as i64;
+        s.args[1] = 1;
+        handoff(OP_FUTEX_WAKE);
+    }
+}
+
+/// `syscall(SYS_exit, status)` on a simulated thread other than the main one (how raw-thread
+/// code often ends a `clone()` thread): the host is told the thread ends, then it does.
+///
+/// # Safety
+/// Active, inside a hook, on the thread holding the baton.
+pub(crate) unsafe fn exit_thread(status: c_long) {
+    let mine = MY_SLOT.try_with(|s| s.get()).unwrap_or(ptr::null_mut());
+    if mine.is_null() {
+        return; // the main thread: as the kernel does, the process goes on without it
+    }
+    if let Some(k) = (0..MAX_SLOTS).find(|&k| slot_at(k) == mine) {
+        clear_tid(k);
+    }
+    crate::threads::thread_goodbye();
+    loop {
+        sys::raw_ret(libc::SYS_exit, [status, 0, 0, 0, 0, 0]);
+    }
 }
 
 /// A `clone()` thread as a simulated thread; answers its tid or -1 with errno.

@@ -354,15 +354,19 @@ pub struct Slot {
     /// publishes it.
     pub pass_to: AtomicU32,
     pub op: u32,
+    /// Calls the process served locally (clock reads, random bytes) since its last hand-off,
+    /// written by the thread with every request: the host charges them as modelled CPU time.
+    /// Here, beside `op`, so that what a request writes stays in the slot's first cache line
+    /// (`turn`, `op`, `args`) and the answer's line (`ret`, `nsig`) is written by the host
+    /// only: a hand-off moves each line once each way.
+    pub local_calls: u32,
     pub args: [i64; 6],
     pub ret: i64,
     pub addr_ip: u32,
     pub addr_port: u16,
     pub _pad: u16,
     pub len: u32,
-    /// Calls the process served locally (clock reads, random bytes) since its last hand-off,
-    /// written by the thread with every request: the host charges them as modelled CPU time.
-    pub local_calls: u32,
+    pub _pad2: u32,
     /// Signals delivered with this answer (`sigs[..nsig]`, written by the host before it hands
     /// the turn back; the shim runs their handlers or default actions and clears the count).
     /// An answer of `-EINTR` with `nsig > 0` means the blocking call was interrupted by them.

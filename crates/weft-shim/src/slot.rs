@@ -338,7 +338,9 @@ pub(crate) unsafe fn handoff(op: u32) -> i64 {
     let slot = slot_ptr();
     loop {
         (*slot).op = op;
-        (*slot).local_calls = LOCAL_CALLS.swap(0, Ordering::Relaxed);
+        // Plain load and store, not a locked swap: only the baton holder touches the count.
+        (*slot).local_calls = LOCAL_CALLS.load(Ordering::Relaxed);
+        LOCAL_CALLS.store(0, Ordering::Relaxed);
         notify_host(slot);
         await_baton(slot, spin_budget());
         if (*slot).nsig == 0 {
@@ -359,7 +361,10 @@ pub(crate) fn slot() -> &'static mut Slot {
 
 /// Counts a call served locally; every LOCAL_CALLS_MAX of them hands off (`OP_SPIN`).
 pub(crate) fn local_call() {
-    if LOCAL_CALLS.fetch_add(1, Ordering::Relaxed) + 1 >= LOCAL_CALLS_MAX {
+    // Only the baton holder counts, so no locked read-modify-write is needed.
+    let n = LOCAL_CALLS.load(Ordering::Relaxed) + 1;
+    LOCAL_CALLS.store(n, Ordering::Relaxed);
+    if n >= LOCAL_CALLS_MAX {
         // SAFETY: active (callers check) and we hold the baton.
         unsafe { handoff(OP_SPIN) };
     }

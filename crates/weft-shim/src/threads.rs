@@ -234,8 +234,8 @@ pub unsafe extern "C" fn pthread_cond_broadcast(c: *mut libc::pthread_cond_t) ->
 }
 
 /// `syscall(2)` itself: futexes (Rust's std locks, condition variables, channels and parking
-/// call `syscall(SYS_futex, …)`) wait and wake in the host; `SYS_clone`/`SYS_clone3` go to
-/// `clone`; every other number goes to libc, where the seccomp trap reports the ones that
+/// call `syscall(SYS_futex, …)`) wait and wake in the host; `SYS_clone`/`SYS_clone3` and
+/// `SYS_exit` go to `clone`; every other number goes to libc, where the seccomp trap reports the ones that
 /// would escape (e.g. `SYS_getrandom`).
 #[no_mangle]
 pub unsafe extern "C" fn syscall(
@@ -247,10 +247,14 @@ pub unsafe extern "C" fn syscall(
     a5: c_long,
     a6: c_long,
 ) -> c_long {
-    if nr == libc::SYS_clone || nr == libc::SYS_clone3 {
+    if nr == libc::SYS_clone || nr == libc::SYS_clone3 || nr == libc::SYS_exit {
         if let Some(_g) = Guard::enter() {
             if active() {
-                return crate::clone::raw(nr, a1, a2);
+                if nr == libc::SYS_exit {
+                    crate::clone::exit_thread(a1); // returns only on the main thread
+                } else {
+                    return crate::clone::raw(nr, a1, a2);
+                }
             }
         }
     }
@@ -526,4 +530,99 @@ pub unsafe extern "C" fn pthread_spin_lock(l: *mut libc::pthread_spinlock_t) -> 
         }
         core::hint::spin_loop();
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Barriers: glibc's wait on a futex the shim does not see, so the shim keeps each barrier's
+// count itself (only the baton holder runs, so plain fields need no lock) and waiters wait on
+// its address in the host until the last arrival signals it.
+
+const BARRIERS_MAX: usize = 64;
+
+/// A barrier by address (0 = free), with its count, arrivals and generation.
+struct Barrier {
+    addr: AtomicU64,
+    count: AtomicU32,
+    arrived: AtomicU32,
+    generation: AtomicU32,
+}
+
+static BARRIERS: [Barrier; BARRIERS_MAX] = [const {
+    Barrier {
+        addr: AtomicU64::new(0),
+        count: AtomicU32::new(0),
+        arrived: AtomicU32::new(0),
+        generation: AtomicU32::new(0),
+    }
+}; BARRIERS_MAX];
+
+fn barrier_of(b: *const libc::pthread_barrier_t) -> Option<&'static Barrier> {
+    BARRIERS.iter().find(|x| x.addr.load(Ordering::Relaxed) == b as u64)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pthread_barrier_init(
+    b: *mut libc::pthread_barrier_t,
+    attr: *const libc::pthread_barrierattr_t,
+    count: c_uint,
+) -> c_int {
+    let r = real!(pthread_barrier_init: fn(
+        *mut libc::pthread_barrier_t, *const libc::pthread_barrierattr_t, c_uint
+    ) -> c_int)(b, attr, count);
+    if let Some(_g) = Guard::enter() {
+        if active() && r == 0 {
+            let mut shared = libc::PTHREAD_PROCESS_PRIVATE;
+            if !attr.is_null() {
+                libc::pthread_barrierattr_getpshared(attr, &mut shared);
+            }
+            if shared != libc::PTHREAD_PROCESS_PRIVATE {
+                unsupported(b"pthread_barrier_init(PTHREAD_PROCESS_SHARED)", -1, 0);
+            }
+            let free = barrier_of(b).or_else(|| barrier_of(ptr::null()));
+            let Some(x) = free else {
+                unsupported(b"pthread_barrier_init(): more than 64 barriers", -1, 0);
+            };
+            x.addr.store(b as u64, Ordering::Relaxed);
+            x.count.store(count, Ordering::Relaxed);
+            x.arrived.store(0, Ordering::Relaxed);
+        }
+    }
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pthread_barrier_wait(b: *mut libc::pthread_barrier_t) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            if let Some(x) = barrier_of(b) {
+                // Every arrival is a point where another thread may run first.
+                handoff(OP_YIELD);
+                let generation = x.generation.load(Ordering::Relaxed);
+                let arrived = x.arrived.load(Ordering::Relaxed) + 1;
+                if arrived >= x.count.load(Ordering::Relaxed) {
+                    x.arrived.store(0, Ordering::Relaxed);
+                    x.generation.store(generation.wrapping_add(1), Ordering::Relaxed);
+                    cond_signal_common(b as *const c_void, true);
+                    return libc::PTHREAD_BARRIER_SERIAL_THREAD;
+                }
+                x.arrived.store(arrived, Ordering::Relaxed);
+                while x.generation.load(Ordering::Relaxed) == generation {
+                    wait_on(b as *const c_void, u64::MAX);
+                }
+                return 0;
+            }
+        }
+    }
+    real!(pthread_barrier_wait: fn(*mut libc::pthread_barrier_t) -> c_int)(b)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pthread_barrier_destroy(b: *mut libc::pthread_barrier_t) -> c_int {
+    if let Some(x) = barrier_of(b) {
+        if x.arrived.load(Ordering::Relaxed) != 0 {
+            return libc::EBUSY;
+        }
+        x.addr.store(0, Ordering::Relaxed);
+    }
+    real!(pthread_barrier_destroy: fn(*mut libc::pthread_barrier_t) -> c_int)(b)
 }

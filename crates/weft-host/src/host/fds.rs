@@ -55,7 +55,10 @@ impl Fds {
     pub(super) fn enter(&mut self, node: u32, table: u32) -> u32 {
         let was = self.table(node);
         if table == node {
-            self.current.remove(&node);
+            // Once per hand-off and per blocked thread: almost always nothing to remove.
+            if !self.current.is_empty() {
+                self.current.remove(&node);
+            }
         } else {
             self.current.insert(node, table);
         }

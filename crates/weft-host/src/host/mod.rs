@@ -280,6 +280,8 @@ pub(crate) struct World<'a> {
     segments: BTreeMap<(SimTime, u64), stream::Segment>,
     /// Every process's timers, by (process, timer id).
     timers: BTreeMap<(usize, i64), timers::Timer>,
+    /// The armed ones by (deadline, process, timer id), so that finding none due is O(1).
+    timer_queue: std::collections::BTreeSet<(SimTime, usize, i64)>,
     now: SimTime,
     seq: u64,
     next_port: Vec<u16>,
@@ -382,6 +384,7 @@ pub(crate) fn run(
         conns: BTreeMap::new(),
         segments: BTreeMap::new(),
         timers: BTreeMap::new(),
+        timer_queue: std::collections::BTreeSet::new(),
         now: SimTime::ZERO,
         seq: 0,
         next_port: vec![EPHEMERAL_PORT_FIRST; cfg.nodes as usize],
@@ -483,7 +486,7 @@ impl World<'_> {
             // Reused from step to step: this loop runs once per hand-off.
             self.runnable.clear();
             for t in 0..self.threads.len() {
-                if self.threads[t].wait == Wait::Ready
+                if matches!(self.threads[t].wait, Wait::Ready)
                     && self.cpu_free(t)
                     && !self.paused[self.procs[self.threads[t].proc].node as usize]
                 {
@@ -641,7 +644,7 @@ impl World<'_> {
         self.fds.enter(c.node, self.procs[p].table);
         // Threads `t` created are alive now that it is back.
         for x in self.threads.iter_mut() {
-            if x.wait == Wait::Unborn(t) {
+            if matches!(x.wait, Wait::Unborn(u) if u == t) {
                 x.wait = Wait::Ready;
             }
         }

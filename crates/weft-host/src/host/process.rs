@@ -218,6 +218,7 @@ impl World<'_> {
     /// Process `p` no longer exists, nor do its threads.
     pub(super) fn mark_gone(&mut self, p: usize) {
         self.procs[p].alive = false;
+        self.drop_timers(p);
         for t in self.threads.iter_mut().filter(|t| t.proc == p) {
             t.wait = Wait::Gone;
         }

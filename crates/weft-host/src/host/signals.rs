@@ -358,6 +358,14 @@ impl World<'_> {
     /// does not block go into its slot with the answer (lowest number first, its own before
     /// its process's, as Linux dequeues them).
     pub(super) fn attach_signals(&mut self, t: usize) {
+        let p = self.threads[t].proc;
+        if self.threads[t].sig.pending.is_empty() && self.procs[p].sig.pending.is_empty() {
+            // The common case, once per hand-off: nothing to deliver.
+            if let Some(m) = self.threads[t].sig.restore.take() {
+                self.threads[t].sig.mask = m;
+            }
+            return;
+        }
         let mut batch = [SigInfo::default(); SIG_BATCH];
         let mut n = 0;
         while n < SIG_BATCH {

@@ -56,7 +56,10 @@ impl World<'_> {
             }
             n => n,
         };
-        self.timers.insert((c.p, id), Timer { deadline: None, interval: 0, notify, overrun: 0 });
+        let fresh = Timer { deadline: None, interval: 0, notify, overrun: 0 };
+        if let Some(old) = self.timers.insert((c.p, id), fresh) {
+            self.requeue((c.p, id), old.deadline, None);
+        }
         Reply::Ret(id)
     }
 
@@ -78,13 +81,32 @@ impl World<'_> {
         };
         slot.args[1] = remaining(t.deadline, now) as i64;
         slot.args[2] = t.interval as i64;
+        let old = t.deadline;
         t.deadline = (at != 0).then_some(SimTime(at.max(now.as_nanos())));
         t.interval = interval;
         t.overrun = 0;
         if let Notify::Fd { count } = &mut t.notify {
             *count = 0;
         }
+        let new = t.deadline;
+        self.requeue((c.p, slot.args[0]), old, new);
         Reply::Ret(0)
+    }
+
+    /// Keeps `timer_queue` in step with a change of timer `key`'s deadline.
+    fn requeue(&mut self, key: (usize, i64), old: Option<SimTime>, new: Option<SimTime>) {
+        if let Some(d) = old {
+            self.timer_queue.remove(&(d, key.0, key.1));
+        }
+        if let Some(d) = new {
+            self.timer_queue.insert((d, key.0, key.1));
+        }
+    }
+
+    /// Process `p` is gone: so are its timers.
+    pub(super) fn drop_timers(&mut self, p: usize) {
+        self.timers.retain(|&(q, _), _| q != p);
+        self.timer_queue.retain(|&(_, q, _)| q != p);
     }
 
     pub(super) fn op_timer_get(&mut self, c: Caller, slot: &mut Slot) -> Reply {
@@ -100,36 +122,40 @@ impl World<'_> {
 
     pub(super) fn op_timer_delete(&mut self, c: Caller, slot: &mut Slot) -> Reply {
         match self.timers.remove(&(c.p, slot.args[0])) {
-            Some(_) => Reply::Ret(0),
+            Some(t) => {
+                self.requeue((c.p, slot.args[0]), t.deadline, None);
+                Reply::Ret(0)
+            }
             None => Reply::Ret(-(libc::EINVAL as i64)),
         }
     }
 
-    /// The earliest armed deadline of a live process's timer.
+    /// The earliest armed deadline of a live process's timer (a dead process has none: see
+    /// [`World::drop_timers`]).
     pub(super) fn next_timer(&self) -> Option<SimTime> {
-        self.timers
-            .iter()
-            .filter(|((p, _), _)| self.procs[*p].alive)
-            .filter_map(|(_, t)| t.deadline)
-            .min()
+        self.timer_queue.first().map(|&(d, _, _)| d)
     }
 
     /// Fires every timer whose deadline has come, in (deadline, process, id) order. A periodic
-    /// timer that missed expirations counts them (overruns; timerfd expirations).
+    /// timer that missed expirations counts them (overruns; timerfd expirations). Once per
+    /// hand-off, so the common case (nothing due) is one look at the queue's first entry.
     pub(super) fn timers_due(&mut self) {
-        self.timers.retain(|(p, _), _| self.procs[*p].alive);
         let now = self.now;
-        let mut due: Vec<(SimTime, usize, i64)> = self
-            .timers
-            .iter()
-            .filter_map(|(&(p, id), t)| t.deadline.filter(|&d| d <= now).map(|d| (d, p, id)))
-            .collect();
-        due.sort();
-        for (d, p, id) in due {
+        while let Some(&(d, p, id)) = self.timer_queue.first() {
+            if d > now {
+                break;
+            }
+            self.timer_queue.pop_first();
             let Some(t) = self.timers.get_mut(&(p, id)) else { continue };
+            if t.deadline != Some(d) {
+                continue; // replaced since it was queued (a timerfd's id reused)
+            }
             let late = now.as_nanos() - d.as_nanos();
             let n = late.checked_div(t.interval).map_or(1, |k| k + 1);
             t.deadline = (t.interval > 0).then(|| SimTime(d.as_nanos() + n * t.interval));
+            if let Some(next) = t.deadline {
+                self.timer_queue.insert((next, p, id)); // after now: not fired again here
+            }
             t.overrun = (n - 1).min(i32::MAX as u64) as i32;
             let overrun = t.overrun;
             match &mut t.notify {

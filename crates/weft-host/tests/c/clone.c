@@ -1,7 +1,8 @@
 /* Threads and processes made without pthread_create or fork, run natively and under the shim.
  * Modes that the shim simulates print the same lines in both worlds; modes it cannot follow
  * (a raw clone3 or clone system call) print natively and are reported under the shim.
- *   thread        glibc clone() thread, tid flags, waited for on CLONE_CHILD_CLEARTID
+ *   thread        glibc clone() threads, tid flags, waited for on CLONE_CHILD_CLEARTID; the
+ *                 second ends itself with syscall(SYS_exit)
  *   fork          glibc clone(fn, stack, SIGCHLD, arg): a child process running fn
  *   sys-fork      syscall(SYS_clone, SIGCHLD, 0): fork by another name
  *   sys-clone3    syscall(SYS_clone3) thread (it returns through libc's syscall() into a
@@ -53,6 +54,13 @@ static int thread_fn(void *arg) {
     return 0;
 }
 
+/* Ends the thread itself, as raw-thread code often does, instead of returning. */
+static int thread_exit_fn(void *arg) {
+    thread_fn(arg);
+    syscall(SYS_exit, 0);
+    return 1; /* not reached */
+}
+
 static int mode_thread(void) {
     char *stack = malloc(STACK);
     static int arg = 42;
@@ -68,10 +76,10 @@ static int mode_thread(void) {
     /* A second one, to show the slot and the wake are not a one-off. */
     ctid = -1;
     arg = 7;
-    tid = clone(thread_fn, stack + STACK, flags, &arg, &ptid, NULL, &ctid);
+    tid = clone(thread_exit_fn, stack + STACK, flags, &arg, &ptid, NULL, &ctid);
     child_tid = tid;
     wait_cleared(&ctid);
-    printf("parent: second child finished, counter %d\n", counter);
+    printf("parent: second child (ended by SYS_exit) finished, counter %d\n", counter);
     return 0;
 }
 
