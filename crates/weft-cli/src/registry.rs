@@ -4,7 +4,9 @@
 use std::sync::{Arc, Mutex};
 use weft_core::Target;
 
-static TARGETS: Mutex<Vec<Arc<dyn Target>>> = Mutex::new(Vec::new());
+/// None until [`install`]: then [`all`] is [`builtin_targets`] (code that uses these modules
+/// without `main_with`, like the fuzz test, sees the `weft` binary's targets).
+static TARGETS: Mutex<Option<Vec<Arc<dyn Target>>>> = Mutex::new(None);
 
 /// weft's own targets: the canary, Chord, omnipaxos, raft-rs, the storage demos and `process`
 /// (unmodified programs under the shim).
@@ -32,6 +34,7 @@ pub fn builtin_targets() -> Vec<Box<dyn Target>> {
 }
 
 /// Makes `targets` the ones this process's commands know. Names must be unique.
+#[allow(dead_code)] // unused where a test includes this module by path (tests/fuzz.rs)
 pub fn install(targets: Vec<Box<dyn Target>>) -> Result<(), String> {
     let mut names: Vec<&'static str> = Vec::new();
     for t in &targets {
@@ -42,12 +45,13 @@ pub fn install(targets: Vec<Box<dyn Target>>) -> Result<(), String> {
         names.push(name);
     }
     let targets: Vec<Arc<dyn Target>> = targets.into_iter().map(Arc::from).collect();
-    *TARGETS.lock().unwrap_or_else(|e| e.into_inner()) = targets;
+    *TARGETS.lock().unwrap_or_else(|e| e.into_inner()) = Some(targets);
     Ok(())
 }
 
 pub fn all() -> Vec<Arc<dyn Target>> {
-    TARGETS.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    let installed = TARGETS.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    installed.unwrap_or_else(|| builtin_targets().into_iter().map(Arc::from).collect())
 }
 
 pub fn find(name: &str) -> anyhow::Result<Arc<dyn Target>> {

@@ -91,4 +91,6 @@ pub mod guide {
     pub mod step5_command_line {}
     #[doc = include_str!("../../../docs/guide/6-replay-shrink-draw.md")]
     pub mod step6_replay_shrink_draw {}
+    #[doc = include_str!("../../../docs/guide/7-clients.md")]
+    pub mod step7_clients {}
 }
