@@ -7,7 +7,9 @@
 //! timer of a node's choice: [`Site`]). Value edits replay **by site**
 //! ([`Decisions::replay_sited`]), so zeroing one fault or one link's latencies leaves every
 //! other site's answers where they were; deletions replay by position first, then by site.
-//! Passes per round, until a whole round changes nothing:
+//! Once, before the first round, the simplest lists of all are tried (every list of one or two
+//! values below 4: a real process's seed decides its timeouts, and a tiny list often fails by
+//! itself). Passes per round, until a whole round changes nothing:
 //!
 //! 1. delete spans of decreasing size (halvings of the list, then 8 down to 1), scanning from
 //!    the end, by position (the tail moves up, so the log gets shorter); a failed deletion is
@@ -16,8 +18,9 @@
 //!    its alternatives replays the same named steps after a deletion), then with the last
 //!    non-zero value after the span raised to its maximum (a pause long enough at 0.5 s is too
 //!    short at t = 0; pass 5 lowers it);
-//! 2. the coarse structure-aware passes of [`structure`]: delete a whole fault, zero every
-//!    latency, zero each site's whole stream;
+//! 2. the coarse structure-aware passes of [`structure`]: delete a whole fault (retried with
+//!    the remaining fault lengthened; these may grow the run up to the input's events), zero
+//!    every latency, zero each site's whole stream;
 //! 3. the fine ones: remove message faults one by one, shorten each fault;
 //! 4. zero spans of the same sizes as pass 1 (turning whole stretches into "simplest choice");
 //! 5. lower each remaining value, by binary search for the smallest value that still fails.
