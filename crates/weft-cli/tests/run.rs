@@ -105,7 +105,21 @@ fn the_planted_election_bug_is_found_shrunk_and_replayed() {
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let t = text(&o);
     assert!(t.contains("no_forbidden_output"), "{t}");
-    assert!(t.contains("shrunk in"), "{t}");
+    // The hand-derived minimum: whatever the faults, a split brain takes 24 events — 3 starts;
+    // two candidates of one term (2 lines, 4 vote requests sent); for each, one request
+    // delivered, one vote sent and delivered, one LEADER line (8); the two leaders' heartbeats
+    // sent (4); one heartbeat delivered to the other leader, its SPLIT BRAIN line and the
+    // violation (3). Messages still in flight when it fails add nothing. The shrunk run must be
+    // within twice that, with no fault.
+    let shrunk = t.lines().find(|l| l.contains("shrunk in")).expect(&t);
+    let after = shrunk.rsplit("->").next().unwrap();
+    let number = |unit: &str| -> u64 {
+        let words: Vec<&str> = after.split_whitespace().collect();
+        let i = words.iter().position(|w| w.trim_end_matches(',') == unit).expect(shrunk);
+        words[i - 1].parse().expect(shrunk)
+    };
+    assert!(number("events") <= 2 * 24, "{shrunk}");
+    assert_eq!(number("faults"), 0, "{shrunk}");
     let last = String::from_utf8_lossy(&o.stdout).lines().last().unwrap().to_string();
     let repro = last.strip_prefix("reproduce: weft replay ").expect(&last).to_string();
     let r = weft(&["replay", "--allow-exec", &repro]);

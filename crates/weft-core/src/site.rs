@@ -35,9 +35,15 @@ pub enum SiteKind {
     Workload = 7,
     /// Node a's disk: crash states and storage faults.
     Disk = 8,
+    /// Which runnable thread of a real-process run gets the next turn (b = 0), or which
+    /// waiters a partial futex or condition-variable wake picks (b = 1).
+    Schedule = 9,
+    /// The random seed handed to real process a (its index in the run) when it starts or
+    /// replaces its image; everything it draws from `getrandom` follows from it.
+    Seed = 10,
 }
 
-const KINDS: [(SiteKind, &str); 9] = [
+const KINDS: [(SiteKind, &str); 11] = [
     (SiteKind::Anon, "anon"),
     (SiteKind::MessageFault, "message-fault"),
     (SiteKind::Latency, "latency"),
@@ -47,6 +53,8 @@ const KINDS: [(SiteKind, &str); 9] = [
     (SiteKind::Node, "node"),
     (SiteKind::Workload, "workload"),
     (SiteKind::Disk, "disk"),
+    (SiteKind::Schedule, "schedule"),
+    (SiteKind::Seed, "seed"),
 ];
 
 /// A decision site: `kind` in the top byte, `a` in the next 24 bits, `b` in the low 32.
@@ -87,6 +95,18 @@ impl Site {
     pub fn disk(node: u32) -> Site {
         Site::new(SiteKind::Disk, node, 0)
     }
+    /// The scheduler's pick of the next thread to run in a real-process run.
+    pub fn schedule() -> Site {
+        Site::new(SiteKind::Schedule, 0, 0)
+    }
+    /// Which waiters a partial wake picks in a real-process run.
+    pub fn wake() -> Site {
+        Site::new(SiteKind::Schedule, 0, 1)
+    }
+    /// The random seed of real process `p` (its index in the run).
+    pub fn seed(p: u32) -> Site {
+        Site::new(SiteKind::Seed, p.min((1 << 24) - 1), 0)
+    }
 
     /// The kind, or None for a value no weft version wrote.
     pub fn kind(self) -> Option<SiteKind> {
@@ -116,6 +136,9 @@ impl fmt::Display for Site {
             Some(SiteKind::FaultDetail) => write!(f, "fault-detail #{a}"),
             Some(SiteKind::Node) => write!(f, "node n{a}/{b}"),
             Some(SiteKind::Disk) => write!(f, "disk n{a}"),
+            Some(SiteKind::Schedule) if b == 0 => write!(f, "schedule"),
+            Some(SiteKind::Schedule) => write!(f, "wake"),
+            Some(SiteKind::Seed) => write!(f, "seed p{a}"),
         }
     }
 }
@@ -142,6 +165,10 @@ mod tests {
         assert_eq!(Site::fault_detail(7).to_string(), "fault-detail #7");
         assert_eq!(Site::node(2, 5).to_string(), "node n2/5");
         assert_eq!(Site::ANON.to_string(), "anon");
+        assert_eq!(Site::schedule().to_string(), "schedule");
+        assert_eq!(Site::wake().to_string(), "wake");
+        assert_eq!(Site::seed(2).to_string(), "seed p2");
+        assert_eq!(Site::seed(2).kind(), Some(SiteKind::Seed));
         assert_ne!(Site::latency(0, 1), Site::latency(1, 0));
         assert_ne!(Site::latency(0, 1), Site::delay(0, 1));
         // Packed values are part of the format.

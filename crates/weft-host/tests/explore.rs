@@ -3,14 +3,13 @@
 //! list smaller, and the shrunk list replays to the same failure.
 
 mod common;
-use weft_core::{Outcome, RunSpec, Scenario, Target};
+use weft_core::{Decisions, Outcome, RunSpec, Scenario, Site, Target};
 use weft_explore::{
     check_seed, replay, run_campaign, shrink, CampaignOptions, Quiet, ShrinkOptions, Strategy,
 };
 use weft_host::ProcessTarget;
 
-#[test]
-fn campaign_finds_shrinks_and_replays_the_election_bug() {
+fn election() -> Box<dyn weft_core::Runner> {
     let bin = common::compile("election", &[]);
     let mut spec =
         RunSpec { target: "process".into(), variant: "default".into(), ..Default::default() };
@@ -19,7 +18,30 @@ fn campaign_finds_shrinks_and_replays_the_election_bug() {
     spec.options.insert("args".into(), weft_host::join_args(&args));
     spec.options.insert("forbid".into(), "SPLIT BRAIN".into());
     spec.options.insert("time_limit".into(), "2s".into());
-    let runner = ProcessTarget.prepare(&spec).unwrap();
+    ProcessTarget.prepare(&spec).unwrap()
+}
+
+/// The host addresses its own decisions: each process's seed and the scheduler's picks have
+/// their sites, so a replay by site keeps them apart from faults and latencies (the shrinker
+/// relies on that), and a random run still draws exactly what it drew before.
+#[test]
+fn a_process_run_addresses_its_seeds_and_scheduler_picks() {
+    let runner = election();
+    let mut d = Decisions::random(3);
+    runner.run(&Scenario::calm(), &mut d, &mut weft_core::NullObserver);
+    let sites = d.sites();
+    for p in 0..3 {
+        assert_eq!(sites.iter().filter(|&&s| s == Site::seed(p)).count(), 1, "seed of p{p}");
+    }
+    assert!(sites.contains(&Site::schedule()), "scheduler picks are addressed");
+    // The seeds come first (each process's hello), and no host draw is left anonymous.
+    assert_eq!(&sites[..3], &[Site::seed(0), Site::seed(1), Site::seed(2)]);
+    assert!(!sites.contains(&Site::ANON), "{:?}", sites.iter().map(|s| s.to_string()));
+}
+
+#[test]
+fn campaign_finds_shrinks_and_replays_the_election_bug() {
+    let runner = election();
     let scenario = Scenario::calm();
 
     let opts = CampaignOptions {

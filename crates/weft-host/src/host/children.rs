@@ -19,7 +19,8 @@ impl World<'_> {
     /// virtual pid and its parent's.
     pub(super) fn answer_hello(&mut self, t: usize) {
         let p = self.threads[t].proc;
-        let seed = derive_seed(self.decisions.choose(u64::MAX), self.procs[p].vpid as u64);
+        let drawn = self.decisions.at(Site::seed(p as u32)).choose(u64::MAX);
+        let seed = derive_seed(drawn, self.procs[p].vpid as u64);
         let ppid = self.procs[p].parent.map_or(1, |q| self.procs[q].vpid);
         let s = self.slot(t);
         // SAFETY: the thread waits for TURN_THREAD; the host owns the slot fields.

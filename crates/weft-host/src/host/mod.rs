@@ -47,7 +47,7 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use weft_core::{
     derive_seed, Decisions, Event, EventKind, Observer, Outcome, RunReport, Scenario, SimTime,
-    StableHasher, TraceHasher,
+    Site, StableHasher, TraceHasher,
 };
 use weft_sim::faults::{Fault, FaultCounts};
 use weft_sim::net::{Fate, Network};
@@ -499,9 +499,16 @@ impl World<'_> {
                 }
                 continue;
             }
+            // Hand-offs bound the run; trace events too, since that is what a report counts
+            // and what the shrinker caps a candidate at (the best so far's events + 64).
             if self.steps >= self.scenario.max_events {
                 return Ok(Outcome::BudgetExhausted {
                     detail: format!("{} intercepted calls", self.steps),
+                });
+            }
+            if self.hasher.events() >= self.scenario.max_events {
+                return Ok(Outcome::BudgetExhausted {
+                    detail: format!("{} events", self.hasher.events()),
                 });
             }
             if self.steps_since_advance >= self.cfg.hang_events {
@@ -515,7 +522,8 @@ impl World<'_> {
             if self.fault_opportunity() {
                 continue;
             }
-            let pick = self.runnable[self.decisions.choose(self.runnable.len() as u64) as usize];
+            let n = self.runnable.len() as u64;
+            let pick = self.runnable[self.decisions.at(Site::schedule()).choose(n) as usize];
             self.steps += 1;
             self.steps_since_advance += 1;
             self.step(pick);

@@ -78,7 +78,7 @@ impl World<'_> {
         // Which waiters a partial wake picks is a decision (0: the earliest created thread).
         let mut woken = 0;
         while woken < n {
-            let i = self.decisions.choose(waiters.len() as u64) as usize;
+            let i = self.decisions.at(Site::wake()).choose(waiters.len() as u64) as usize;
             let j = waiters.remove(i);
             self.answer(j, 0);
             woken += 1;
@@ -96,7 +96,8 @@ impl World<'_> {
         let woken: Vec<usize> = if slot.args[1] != 0 || waiters.len() <= 1 {
             waiters
         } else {
-            vec![waiters[self.decisions.choose(waiters.len() as u64) as usize]]
+            let i = self.decisions.at(Site::wake()).choose(waiters.len() as u64);
+            vec![waiters[i as usize]]
         };
         for j in woken {
             self.answer(j, 0);
