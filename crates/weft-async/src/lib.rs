@@ -7,7 +7,8 @@
 //! [`net`] has tokio-shaped `TcpListener`/`TcpStream`/`UdpSocket` over weft's network model
 //! (latency, drop, duplicate, delay, partitions; streams retransmit and reset); [`fs`] is the
 //! node's simulated disk, which survives a crash; [`random`] draws from the decision source;
-//! [`history`] records Jepsen-style client operations for `weft_check`. [`AsyncNode`] is the
+//! [`history`] records Jepsen-style client operations for `weft_check`; [`sync::watch`] is a
+//! watch channel whose waiters wake in a deterministic order. [`AsyncNode`] is the
 //! `weft_sim::Node` that hosts one entry function per node; a crash drops all its tasks and a
 //! restart reruns the entry function. No threads, no real clock, no hash-ordered wake-ups.
 
@@ -18,6 +19,7 @@ pub mod net;
 mod node;
 pub mod random;
 mod rt;
+pub mod sync;
 mod task;
 pub mod time;
 

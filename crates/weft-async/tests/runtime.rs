@@ -421,3 +421,48 @@ fn a_long_partition_times_the_stream_out() {
     }
     assert!(timed_out > 0 && echoed > 0, "timed out {timed_out}, echoed {echoed}");
 }
+
+/// `sync::watch`: waiters see every change they wait for, wake in the order they waited
+/// (under all-zero decisions), and learn when the sender is gone.
+#[test]
+fn watch_wakes_waiters_in_order_and_closes() {
+    use weft_async::sync::watch;
+    let l = log();
+    let l2 = l.clone();
+    let spec = world(
+        1,
+        entry(move |_| {
+            let l = l2.clone();
+            async move {
+                let (tx, rx) = watch::channel(0u64);
+                let waiters: Vec<_> = (0..3)
+                    .map(|i| {
+                        let mut rx = rx.clone();
+                        let l = l.clone();
+                        spawn(async move {
+                            let v = *rx.wait_for(|&v| v >= 2).await.unwrap();
+                            push(&l, format!("w{i} saw {v}"));
+                            let closed = rx.changed().await.is_err();
+                            push(&l, format!("w{i} closed {closed}"));
+                        })
+                    })
+                    .collect();
+                yield_now().await;
+                tx.send_replace(1);
+                yield_now().await;
+                tx.send_modify(|v| *v += 1);
+                yield_now().await;
+                drop(tx);
+                for w in waiters {
+                    w.await.unwrap();
+                }
+            }
+        }),
+    );
+    let r = spec.run(&calm(), &mut Decisions::replay(Vec::new()), &mut NullObserver);
+    assert_eq!(r.outcome, Outcome::Pass);
+    assert_eq!(
+        take(&l),
+        ["w0 saw 2", "w1 saw 2", "w2 saw 2", "w0 closed true", "w1 closed true", "w2 closed true"]
+    );
+}

@@ -35,6 +35,7 @@ mod sys {
     use std::net::SocketAddr;
     pub use tokio::io::{AsyncReadExt, AsyncWriteExt};
     pub use tokio::net::{TcpListener, TcpStream, UdpSocket};
+    pub use tokio::sync::watch;
     pub use tokio::task::spawn_local as spawn;
     pub use tokio::time::{sleep, timeout, Duration, Instant};
 

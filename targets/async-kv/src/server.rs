@@ -8,14 +8,13 @@
 //! Terms, votes and the state are persisted before any message that depends on them.
 
 use crate::sys::{
-    addr, load, persist, random, set_status, sleep, spawn, timeout, Duration, Instant, TcpListener,
-    TcpStream, UdpSocket,
+    addr, load, persist, random, set_status, sleep, spawn, timeout, watch, Duration, Instant,
+    TcpListener, TcpStream, UdpSocket,
 };
 use crate::wire::{decode, encode, recv_frame, send_frame, Peer, Request, Response, Snapshot};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::rc::Rc;
-use tokio::sync::watch;
 
 pub const SERVERS: u32 = 3;
 const MAJORITY: usize = 2;

@@ -6,6 +6,9 @@
 pub use weft_async::io::{AsyncReadExt, AsyncWriteExt};
 pub use weft_async::net::{TcpListener, TcpStream, UdpSocket};
 pub use weft_async::spawn;
+/// `tokio::sync::watch` on tokio. weft-async's has a deterministic wake order, which tokio's
+/// lacks when tokio is built with `rt` (see `weft_async::sync`).
+pub use weft_async::sync::watch;
 pub use weft_async::time::{sleep, timeout, Duration, Instant};
 
 use std::net::SocketAddr;
