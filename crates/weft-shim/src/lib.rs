@@ -54,6 +54,9 @@ mod sys;
 
 mod creds;
 mod datadir;
+mod diskcalls;
+mod disklist;
+mod diskstat;
 mod dl;
 mod epoll;
 mod exec;
