@@ -35,3 +35,39 @@ fn file_calls_match_native() {
     assert_eq!(shim, native, "shim (left) vs native (right)");
     assert!(!sim_dir.exists(), "the data directory is simulated: nothing real is written");
 }
+
+#[test]
+fn calls_the_disk_does_not_model_are_refused_by_name() {
+    let dir = fresh("refuse");
+    for (call, name) in [
+        ("mmap", "mmap"),
+        ("odirect", "O_DIRECT"),
+        ("link", "link"),
+        ("fallocate", "fallocate"),
+        ("fopen", "fopen"),
+    ] {
+        let mut cfg = common::config("diskrefuse", &[dir.to_str().unwrap(), call], 1);
+        cfg.groups[0].data_dirs = vec![dir.display().to_string()];
+        let mut d = Decisions::random(1);
+        let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
+        match &out.report.outcome {
+            Outcome::Unsupported { detail } => assert!(detail.contains(name), "{call}: {detail}"),
+            other => panic!("{call}: expected unsupported, got {other}: {:?}", out.lines),
+        }
+    }
+    assert!(!dir.exists(), "nothing real is written");
+}
+
+#[test]
+fn disk_fault_knobs_are_refused_for_real_programs_rather_than_ignored() {
+    let dir = fresh("knobs");
+    let mut cfg = common::config("diskrefuse", &[dir.to_str().unwrap(), "none"], 1);
+    cfg.groups[0].data_dirs = vec![dir.display().to_string()];
+    let mut scenario = Scenario::calm();
+    scenario.set_knob("disk.eio", "1/10").unwrap();
+    let out = weft_host::run_once(&cfg, &scenario, &mut Decisions::random(1), &mut NullObserver);
+    match out.unwrap().report.outcome {
+        Outcome::Unsupported { detail } => assert!(detail.contains("eio"), "{detail}"),
+        other => panic!("expected unsupported, got {other}"),
+    }
+}

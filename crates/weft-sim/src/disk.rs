@@ -380,7 +380,7 @@ impl Disk {
             let _ = self.fsync_dir(&d);
         }
         // Operations whose parent no longer exists are covered by nothing: make them durable.
-        while let Some((op, _)) = (!self.pending_ns.is_empty()).then(|| self.pending_ns.remove(0)) {
+        for (op, _) in std::mem::take(&mut self.pending_ns) {
             self.durable_ns.apply(&op);
         }
     }
@@ -715,6 +715,27 @@ mod tests {
         assert_eq!(s.files["f"], b"\0\0\0\0efgh");
         assert!(d.allows(Contract::Fsync, &s).is_err());
         assert!(d.allows(Contract::Posix, &s).is_ok());
+    }
+
+    #[test]
+    fn an_open_inode_keeps_its_data_across_rename_and_unlink_and_sync_makes_all_durable() {
+        let mut d = Disk::new(4);
+        d.mkdir("/d").unwrap();
+        d.create("/d/a").unwrap();
+        let i = d.file_inode("/d/a").unwrap();
+        d.write_inode(i, 2, b"xy");
+        d.rename("/d/a", "/d/b").unwrap();
+        assert_eq!(d.read_inode(i, 0, 10), b"\0\0xy");
+        assert_eq!(d.entries("/d"), [("b".to_string(), false)]);
+        assert_eq!(d.entries(""), [("d".to_string(), true)]);
+        d.unlink("/d/b").unwrap();
+        assert_eq!((d.inode_links(i), d.inode_size(i)), (0, 4));
+        d.create("/d/c").unwrap();
+        d.write("/d/c", 0, b"kept").unwrap();
+        d.sync_all();
+        let (s, why) = d.crash(Contract::Posix, &mut Decisions::random(5));
+        assert_eq!(s.files.get("/d/c").map(Vec::as_slice), Some(&b"kept"[..]));
+        assert!(why.is_empty() && !s.files.contains_key("/d/b"), "{why:?}");
     }
 
     #[test]

@@ -1,0 +1,223 @@
+//! Listing data directories: `opendir`/`fdopendir`/`readdir`/`readdir64`/`rewinddir`/
+//! `closedir`/`dirfd` on a pool of `DIR` handles the shim owns (no allocation in hooks), and
+//! `getdents64`, both reading `linux_dirent64` records the host builds from its disk model.
+//! `telldir`, `seekdir`, `readdir_r` and `scandir` on one are refused by name.
+
+use crate::datadir::{lseek_disk, request, try_open};
+use crate::diskcalls::{is_data, refuse};
+use crate::prelude::*;
+use core::cell::UnsafeCell;
+
+const HANDLES: usize = 16;
+const LIST_BUF: usize = 8192;
+
+/// One `DIR` of a disk directory: its descriptor and the records read ahead.
+#[repr(C, align(8))]
+struct DirHandle {
+    buf: [u8; LIST_BUF],
+    fd: c_int,
+    used: bool,
+    len: usize,
+    pos: usize,
+}
+
+struct Handles(UnsafeCell<[DirHandle; HANDLES]>);
+// SAFETY: only the thread holding the baton runs program code, so one thread at a time.
+unsafe impl Sync for Handles {}
+static DIRP: Handles = Handles(UnsafeCell::new(
+    [const { DirHandle { buf: [0; LIST_BUF], fd: -1, used: false, len: 0, pos: 0 } }; HANDLES],
+));
+
+/// The handle `dirp` is, if it is one of ours.
+fn ours(dirp: *mut libc::DIR) -> Option<&'static mut DirHandle> {
+    let base = DIRP.0.get() as usize;
+    let at = dirp as usize;
+    let size = core::mem::size_of::<DirHandle>();
+    if at < base || at >= base + HANDLES * size || !(at - base).is_multiple_of(size) {
+        return None;
+    }
+    // SAFETY: `at` is the address of handle (at - base) / size in the pool.
+    Some(unsafe { &mut (*DIRP.0.get())[(at - base) / size] })
+}
+
+fn new_handle(fd: c_int) -> *mut libc::DIR {
+    // SAFETY: one thread at a time (see `Handles`).
+    let pool = unsafe { &mut *DIRP.0.get() };
+    let Some(h) = pool.iter_mut().find(|h| !h.used) else {
+        refuse(b"more than 16 data-directory listings open at once");
+    };
+    h.used = true;
+    h.fd = fd;
+    h.len = 0;
+    h.pos = 0;
+    (h as *mut DirHandle).cast()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn opendir(path: *const c_char) -> *mut libc::DIR {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC;
+            if let Some(fd) = try_open(libc::AT_FDCWD, path, flags) {
+                return if fd < 0 { ptr::null_mut() } else { new_handle(fd) };
+            }
+        }
+    }
+    real!(opendir: fn(*const c_char) -> *mut libc::DIR)(path)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fdopendir(fd: c_int) -> *mut libc::DIR {
+    if fdtable::kind(fd) == FdKind::Disk {
+        if let Some(_g) = Guard::enter() {
+            if active() {
+                return new_handle(fd);
+            }
+        }
+    }
+    real!(fdopendir: fn(c_int) -> *mut libc::DIR)(fd)
+}
+
+/// The next record of `h` (reading more from the host when its buffer is used up).
+fn next_record(h: &mut DirHandle) -> *mut c_void {
+    if h.pos >= h.len {
+        let r = request(DISK_LIST, [h.fd as i64, LIST_BUF as i64, 0, 0]);
+        if r <= 0 {
+            return ptr::null_mut();
+        }
+        h.len = r as usize;
+        h.pos = 0;
+        h.buf[..h.len].copy_from_slice(&slot().data[..h.len]);
+    }
+    let at = h.pos;
+    let reclen = u16::from_ne_bytes([h.buf[at + 16], h.buf[at + 17]]) as usize;
+    h.pos += reclen.max(24);
+    h.buf[at..].as_mut_ptr().cast()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn readdir(dirp: *mut libc::DIR) -> *mut libc::dirent {
+    if let Some(h) = ours(dirp) {
+        if let Some(_g) = Guard::enter() {
+            if active() {
+                return next_record(h).cast();
+            }
+        }
+    }
+    real!(readdir: fn(*mut libc::DIR) -> *mut libc::dirent)(dirp)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn readdir64(dirp: *mut libc::DIR) -> *mut libc::dirent64 {
+    if let Some(h) = ours(dirp) {
+        if let Some(_g) = Guard::enter() {
+            if active() {
+                return next_record(h).cast();
+            }
+        }
+    }
+    real!(readdir64: fn(*mut libc::DIR) -> *mut libc::dirent64)(dirp)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn closedir(dirp: *mut libc::DIR) -> c_int {
+    if let Some(h) = ours(dirp) {
+        let fd = h.fd;
+        h.used = false;
+        if let Some(_g) = Guard::enter() {
+            if active() {
+                crate::io::forget_fd(fd);
+            }
+        }
+        return real!(close: fn(c_int) -> c_int)(fd);
+    }
+    real!(closedir: fn(*mut libc::DIR) -> c_int)(dirp)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn dirfd(dirp: *mut libc::DIR) -> c_int {
+    if let Some(h) = ours(dirp) {
+        return h.fd;
+    }
+    real!(dirfd: fn(*mut libc::DIR) -> c_int)(dirp)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn rewinddir(dirp: *mut libc::DIR) {
+    if let Some(h) = ours(dirp) {
+        if let Some(_g) = Guard::enter() {
+            if active() {
+                lseek_disk(h.fd, 0, libc::SEEK_SET);
+                h.len = 0;
+                h.pos = 0;
+            }
+        }
+        return;
+    }
+    real!(rewinddir: fn(*mut libc::DIR) -> ())(dirp)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn telldir(dirp: *mut libc::DIR) -> c_long {
+    if ours(dirp).is_some() {
+        refuse(b"telldir on a data-directory listing is not modelled");
+    }
+    real!(telldir: fn(*mut libc::DIR) -> c_long)(dirp)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn seekdir(dirp: *mut libc::DIR, at: c_long) {
+    if ours(dirp).is_some() {
+        refuse(b"seekdir on a data-directory listing is not modelled");
+    }
+    real!(seekdir: fn(*mut libc::DIR, c_long) -> ())(dirp, at)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn readdir_r(
+    dirp: *mut libc::DIR,
+    entry: *mut libc::dirent,
+    result: *mut *mut libc::dirent,
+) -> c_int {
+    if ours(dirp).is_some() {
+        refuse(b"readdir_r on a data-directory listing is not modelled");
+    }
+    real!(readdir_r: fn(*mut libc::DIR, *mut libc::dirent, *mut *mut libc::dirent) -> c_int)(
+        dirp, entry, result,
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn scandir(
+    path: *const c_char,
+    list: *mut c_void,
+    filter: *const c_void,
+    cmp: *const c_void,
+) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() && is_data(libc::AT_FDCWD, path) {
+            refuse(b"scandir of a data directory is not modelled (use opendir/readdir)");
+        }
+    }
+    real!(scandir: fn(*const c_char, *mut c_void, *const c_void, *const c_void) -> c_int)(
+        path, list, filter, cmp,
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn getdents64(fd: c_int, buf: *mut c_void, len: size_t) -> ssize_t {
+    if fdtable::kind(fd) == FdKind::Disk {
+        if let Some(_g) = Guard::enter() {
+            if active() {
+                let cap = len.min(DATA_MAX);
+                let r = request(DISK_LIST, [fd as i64, cap as i64, 0, 0]);
+                if r > 0 {
+                    // SAFETY: r <= cap <= len bytes of the caller's buffer.
+                    ptr::copy_nonoverlapping(slot().data.as_ptr(), buf as *mut u8, r as usize);
+                }
+                return r as ssize_t;
+            }
+        }
+    }
+    real!(getdents64: fn(c_int, *mut c_void, size_t) -> ssize_t)(fd, buf, len)
+}
