@@ -1,10 +1,11 @@
 //! Files: the `open`/`fopen` family (a random device opens as a memfd of the process's random
-//! stream), and, until weft has a storage model, file operations that run natively, each one on
+//! stream, a process's own `/proc` memory files as simulated ones: `procfs`), and, until weft has a storage model, file operations that run natively, each one on
 //! a regular file opened through the hooks reported to the host, which puts it in the trace and
 //! treats it as a scheduling point. Paths under /dev, /proc and /sys are
 //! not recorded. Calls glibc makes internally (stdio's fopen/fwrite/fflush) are not seen.
 
 use crate::prelude::*;
+use crate::procfs::open_simulated;
 use crate::random::{fopen_random, is_random_device, random_memfd};
 
 #[no_mangle]
@@ -12,6 +13,9 @@ pub unsafe extern "C" fn open(path: *const c_char, flags: c_int, mode: c_uint) -
     if let Some(_g) = Guard::enter() {
         if active() && is_random_device(path) {
             return random_memfd();
+        }
+        if let Some(fd) = active().then(|| open_simulated(path)).flatten() {
+            return fd;
         }
     }
     let fd = real!(open: fn(*const c_char, c_int, c_uint) -> c_int)(path, flags, mode);
@@ -23,6 +27,9 @@ pub unsafe extern "C" fn open64(path: *const c_char, flags: c_int, mode: c_uint)
     if let Some(_g) = Guard::enter() {
         if active() && is_random_device(path) {
             return random_memfd();
+        }
+        if let Some(fd) = active().then(|| open_simulated(path)).flatten() {
+            return fd;
         }
     }
     let fd = real!(open64: fn(*const c_char, c_int, c_uint) -> c_int)(path, flags, mode);
@@ -39,6 +46,9 @@ pub unsafe extern "C" fn openat(
     if let Some(_g) = Guard::enter() {
         if active() && is_random_device(path) {
             return random_memfd();
+        }
+        if let Some(fd) = active().then(|| open_simulated(path)).flatten() {
+            return fd;
         }
     }
     let fd =
@@ -57,6 +67,9 @@ pub unsafe extern "C" fn openat64(
         if active() && is_random_device(path) {
             return random_memfd();
         }
+        if let Some(fd) = active().then(|| open_simulated(path)).flatten() {
+            return fd;
+        }
     }
     let fd =
         real!(openat64: fn(c_int, *const c_char, c_int, c_uint) -> c_int)(dir, path, flags, mode);
@@ -69,6 +82,9 @@ pub unsafe extern "C" fn fopen(path: *const c_char, mode: *const c_char) -> *mut
         if active() && is_random_device(path) {
             return fopen_random(mode);
         }
+        if let Some(fd) = active().then(|| open_simulated(path)).flatten() {
+            return libc::fdopen(fd, mode);
+        }
     }
     real!(fopen: fn(*const c_char, *const c_char) -> *mut libc::FILE)(path, mode)
 }
@@ -78,6 +94,9 @@ pub unsafe extern "C" fn fopen64(path: *const c_char, mode: *const c_char) -> *m
     if let Some(_g) = Guard::enter() {
         if active() && is_random_device(path) {
             return fopen_random(mode);
+        }
+        if let Some(fd) = active().then(|| open_simulated(path)).flatten() {
+            return libc::fdopen(fd, mode);
         }
     }
     real!(fopen64: fn(*const c_char, *const c_char) -> *mut libc::FILE)(path, mode)
