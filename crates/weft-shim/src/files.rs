@@ -1,12 +1,14 @@
 //! Files: the `open`/`fopen` family (a random device opens as a memfd of the process's random
-//! stream); files under the node's data directories, served from the host's simulated disk
-//! ([`crate::datadir`]); and every other file operation, which runs natively, each one on
+//! stream, a process's own `/proc` memory files as simulated ones: `procfs`); files under the
+//! node's data directories, served from the host's simulated disk ([`crate::datadir`]); and
+//! every other file operation, which runs natively, each one on
 //! a regular file opened through the hooks reported to the host, which puts it in the trace and
 //! treats it as a scheduling point. Paths under /dev, /proc and /sys are
 //! not recorded. Calls glibc makes internally (stdio's fopen/fwrite/fflush) are not seen; stdio
 //! on a data-directory file is refused by name.
 
 use crate::prelude::*;
+use crate::procfs::open_simulated;
 use crate::random::{fopen_random, is_random_device, random_memfd};
 
 #[no_mangle]
@@ -16,6 +18,9 @@ pub unsafe extern "C" fn open(path: *const c_char, flags: c_int, mode: c_uint) -
             return random_memfd();
         }
         if active() {
+            if let Some(fd) = open_simulated(path) {
+                return fd;
+            }
             if let Some(fd) = crate::datadir::try_open(libc::AT_FDCWD, path, flags) {
                 return fd;
             }
@@ -32,6 +37,9 @@ pub unsafe extern "C" fn open64(path: *const c_char, flags: c_int, mode: c_uint)
             return random_memfd();
         }
         if active() {
+            if let Some(fd) = open_simulated(path) {
+                return fd;
+            }
             if let Some(fd) = crate::datadir::try_open(libc::AT_FDCWD, path, flags) {
                 return fd;
             }
@@ -53,6 +61,9 @@ pub unsafe extern "C" fn openat(
             return random_memfd();
         }
         if active() {
+            if let Some(fd) = open_simulated(path) {
+                return fd;
+            }
             if let Some(fd) = crate::datadir::try_open(dir, path, flags) {
                 return fd;
             }
@@ -75,6 +86,9 @@ pub unsafe extern "C" fn openat64(
             return random_memfd();
         }
         if active() {
+            if let Some(fd) = open_simulated(path) {
+                return fd;
+            }
             if let Some(fd) = crate::datadir::try_open(dir, path, flags) {
                 return fd;
             }
@@ -90,6 +104,9 @@ pub unsafe extern "C" fn fopen(path: *const c_char, mode: *const c_char) -> *mut
     if let Some(_g) = Guard::enter() {
         if active() && is_random_device(path) {
             return fopen_random(mode);
+        }
+        if let Some(fd) = active().then(|| open_simulated(path)).flatten() {
+            return libc::fdopen(fd, mode);
         }
         if active()
             && !matches!(
@@ -112,6 +129,9 @@ pub unsafe extern "C" fn fopen64(path: *const c_char, mode: *const c_char) -> *m
     if let Some(_g) = Guard::enter() {
         if active() && is_random_device(path) {
             return fopen_random(mode);
+        }
+        if let Some(fd) = active().then(|| open_simulated(path)).flatten() {
+            return libc::fdopen(fd, mode);
         }
         if active()
             && !matches!(

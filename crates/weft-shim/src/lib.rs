@@ -67,6 +67,7 @@ mod io;
 mod local;
 mod poll;
 mod process;
+mod procfs;
 mod random;
 mod sigfd;
 mod signals;
