@@ -36,3 +36,17 @@ fn lost_write_after_an_early_ack_replays_bit_for_bit_and_passes_on_the_fix() {
     }
     assert_eq!(replay(&repro, "fixed").0, Outcome::Pass);
 }
+
+/// The counterexample draws: the space-time diagram shows the four nodes, the crash and the
+/// client history lines.
+#[test]
+fn the_counterexample_draws() {
+    let repro = Repro::parse(LOST_WRITE).expect("a valid repro");
+    let runner = AsyncKv.prepare(&repro.spec).expect("valid spec");
+    let events = weft_explore::replay(runner.as_ref(), &repro.scenario, &repro.decisions, true);
+    let header = weft_report::html::Header { title: "async-kv", lines: &[] };
+    let html = weft_report::html::render(&header, &events.events);
+    assert_eq!(weft_report::html::node_count(&events.events), 4);
+    assert!(html.contains("crash"), "the crash is drawn");
+    assert!(html.contains("history"), "client operations are drawn");
+}
