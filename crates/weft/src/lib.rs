@@ -71,6 +71,11 @@ pub mod report {
 pub mod checkers {
     pub use weft_check::*;
 }
+/// Async Rust in-process (`weft-async`): a deterministic executor per node whose task order is a
+/// decision, virtual time, tokio-shaped sockets over the simulated network (`docs/async.md`).
+pub mod rt {
+    pub use weft_async::*;
+}
 /// The `weft` command line as a library: `fn main() -> ExitCode { main_with(targets![…]) }`.
 pub mod cli {
     pub use weft_cli::{builtin_targets, main_with, main_with_args};
