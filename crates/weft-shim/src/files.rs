@@ -11,20 +11,47 @@ use crate::prelude::*;
 use crate::procfs::open_simulated;
 use crate::random::{fopen_random, is_random_device, random_memfd};
 
+/// What an `open` of `path` is under the shim when it is not a real file: a random device (a
+/// memfd of the process's random stream), a process's own `/proc` memory file, or a file under
+/// a data directory (on the node's simulated disk). `None`: open the real file.
+unsafe fn simulated_open(dir: c_int, path: *const c_char, flags: c_int) -> Option<c_int> {
+    let _g = Guard::enter()?;
+    if !active() {
+        return None;
+    }
+    if is_random_device(path) {
+        return Some(random_memfd());
+    }
+    open_simulated(path).or_else(|| crate::datadir::try_open(dir, path, flags))
+}
+
+/// `fopen`'s counterpart of [`simulated_open`]; stdio on a data-directory file is refused by
+/// name (exit 4), never opened for real.
+unsafe fn simulated_fopen(path: *const c_char, mode: *const c_char) -> Option<*mut libc::FILE> {
+    let _g = Guard::enter()?;
+    if !active() {
+        return None;
+    }
+    if is_random_device(path) {
+        return Some(fopen_random(mode));
+    }
+    if let Some(fd) = open_simulated(path) {
+        return Some(libc::fdopen(fd, mode));
+    }
+    if !matches!(crate::datadir::classify(libc::AT_FDCWD, path), crate::datadir::Where::Real) {
+        unsupported(
+            b"fopen of a data-directory file: stdio on simulated files is not modelled",
+            -1,
+            0,
+        );
+    }
+    None
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn open(path: *const c_char, flags: c_int, mode: c_uint) -> c_int {
-    if let Some(_g) = Guard::enter() {
-        if active() && is_random_device(path) {
-            return random_memfd();
-        }
-        if active() {
-            if let Some(fd) = open_simulated(path) {
-                return fd;
-            }
-            if let Some(fd) = crate::datadir::try_open(libc::AT_FDCWD, path, flags) {
-                return fd;
-            }
-        }
+    if let Some(fd) = simulated_open(libc::AT_FDCWD, path, flags) {
+        return fd;
     }
     let fd = real!(open: fn(*const c_char, c_int, c_uint) -> c_int)(path, flags, mode);
     after_open(path, flags, fd)
@@ -32,18 +59,8 @@ pub unsafe extern "C" fn open(path: *const c_char, flags: c_int, mode: c_uint) -
 
 #[no_mangle]
 pub unsafe extern "C" fn open64(path: *const c_char, flags: c_int, mode: c_uint) -> c_int {
-    if let Some(_g) = Guard::enter() {
-        if active() && is_random_device(path) {
-            return random_memfd();
-        }
-        if active() {
-            if let Some(fd) = open_simulated(path) {
-                return fd;
-            }
-            if let Some(fd) = crate::datadir::try_open(libc::AT_FDCWD, path, flags) {
-                return fd;
-            }
-        }
+    if let Some(fd) = simulated_open(libc::AT_FDCWD, path, flags) {
+        return fd;
     }
     let fd = real!(open64: fn(*const c_char, c_int, c_uint) -> c_int)(path, flags, mode);
     after_open(path, flags, fd)
@@ -56,18 +73,8 @@ pub unsafe extern "C" fn openat(
     flags: c_int,
     mode: c_uint,
 ) -> c_int {
-    if let Some(_g) = Guard::enter() {
-        if active() && is_random_device(path) {
-            return random_memfd();
-        }
-        if active() {
-            if let Some(fd) = open_simulated(path) {
-                return fd;
-            }
-            if let Some(fd) = crate::datadir::try_open(dir, path, flags) {
-                return fd;
-            }
-        }
+    if let Some(fd) = simulated_open(dir, path, flags) {
+        return fd;
     }
     let fd =
         real!(openat: fn(c_int, *const c_char, c_int, c_uint) -> c_int)(dir, path, flags, mode);
@@ -81,18 +88,8 @@ pub unsafe extern "C" fn openat64(
     flags: c_int,
     mode: c_uint,
 ) -> c_int {
-    if let Some(_g) = Guard::enter() {
-        if active() && is_random_device(path) {
-            return random_memfd();
-        }
-        if active() {
-            if let Some(fd) = open_simulated(path) {
-                return fd;
-            }
-            if let Some(fd) = crate::datadir::try_open(dir, path, flags) {
-                return fd;
-            }
-        }
+    if let Some(fd) = simulated_open(dir, path, flags) {
+        return fd;
     }
     let fd =
         real!(openat64: fn(c_int, *const c_char, c_int, c_uint) -> c_int)(dir, path, flags, mode);
@@ -101,50 +98,16 @@ pub unsafe extern "C" fn openat64(
 
 #[no_mangle]
 pub unsafe extern "C" fn fopen(path: *const c_char, mode: *const c_char) -> *mut libc::FILE {
-    if let Some(_g) = Guard::enter() {
-        if active() && is_random_device(path) {
-            return fopen_random(mode);
-        }
-        if let Some(fd) = active().then(|| open_simulated(path)).flatten() {
-            return libc::fdopen(fd, mode);
-        }
-        if active()
-            && !matches!(
-                crate::datadir::classify(libc::AT_FDCWD, path),
-                crate::datadir::Where::Real
-            )
-        {
-            unsupported(
-                b"fopen of a data-directory file: stdio on simulated files is not modelled",
-                -1,
-                0,
-            );
-        }
+    if let Some(file) = simulated_fopen(path, mode) {
+        return file;
     }
     real!(fopen: fn(*const c_char, *const c_char) -> *mut libc::FILE)(path, mode)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn fopen64(path: *const c_char, mode: *const c_char) -> *mut libc::FILE {
-    if let Some(_g) = Guard::enter() {
-        if active() && is_random_device(path) {
-            return fopen_random(mode);
-        }
-        if let Some(fd) = active().then(|| open_simulated(path)).flatten() {
-            return libc::fdopen(fd, mode);
-        }
-        if active()
-            && !matches!(
-                crate::datadir::classify(libc::AT_FDCWD, path),
-                crate::datadir::Where::Real
-            )
-        {
-            unsupported(
-                b"fopen of a data-directory file: stdio on simulated files is not modelled",
-                -1,
-                0,
-            );
-        }
+    if let Some(file) = simulated_fopen(path, mode) {
+        return file;
     }
     real!(fopen64: fn(*const c_char, *const c_char) -> *mut libc::FILE)(path, mode)
 }
