@@ -3,7 +3,7 @@
 //! a [`Target`] that the explorer, `cargo test` (`weft::check`) and the command line
 //! (`weft::cli::main_with`) all run. Built-in targets use it too (`primary-backup`).
 
-use crate::{Check, Node, NodeId, Property, SimRunner, SimSpec, Workload};
+use crate::{Check, Node, NodeId, Property, SimRunner, SimSpec, View, Workload};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use weft_core::{
@@ -56,6 +56,7 @@ pub struct World<N: Node> {
     workload: Option<MakeWorkload<N>>,
     properties: Vec<(PropertyInfo, Check<N>)>,
     scenario: Option<Tweak>,
+    crash_gate: Option<fn(&View<'_, N>, NodeId) -> bool>,
 }
 
 impl<N: Node> World<N> {
@@ -76,6 +77,7 @@ impl<N: Node> World<N> {
             workload: None,
             properties: Vec::new(),
             scenario: None,
+            crash_gate: None,
         }
     }
 
@@ -119,6 +121,13 @@ impl<N: Node> World<N> {
         tweak: impl Fn(&Config, &mut Scenario) + Send + Sync + 'static,
     ) -> Self {
         self.scenario = Some(Arc::new(tweak));
+        self
+    }
+
+    /// Which nodes may crash at a crash opportunity (default: any live node), e.g.
+    /// `|_, node| node != CLIENT` to keep up a client node that holds the history.
+    pub fn crash_gate(mut self, gate: fn(&View<'_, N>, NodeId) -> bool) -> Self {
+        self.crash_gate = Some(gate);
         self
     }
 
@@ -203,7 +212,7 @@ impl<N: Node> Target for World<N> {
                 .map(|(p, check)| Property { name: p.name, modality: p.modality, check: *check })
                 .collect(),
             assumptions: Vec::new(),
-            crash_gate: None,
+            crash_gate: self.crash_gate,
             focus: spec.property.clone(),
         };
         Ok(Box::new(SimRunner { sim, scenario }))

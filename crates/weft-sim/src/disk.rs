@@ -5,7 +5,7 @@
 //! (`data`), and every version each block has had since that fsync. A crash draws one crash
 //! state from decisions (0 = everything unsynced survived):
 //!
-//! | contract | data | namespace (create, rename, unlink, mkdir) |
+//! | contract | data | namespace (create, link, rename of a file or a directory, unlink, mkdir, rmdir; `namespace.rs`) |
 //! |---|---|---|
 //! | `durable` | everything completed survives | durable on return |
 //! | `fsync` | per file, an in-order prefix of the calls since its last fsync (one decision per dirty file: how many calls are lost from the tail) | durable on return |
@@ -14,12 +14,16 @@
 //! Each row allows every state of the rows above it (the nesting is property-tested). Known
 //! simplifications, all on the side of allowing *fewer* states than real disks (so weft never
 //! reports a crash state no disk could produce): namespace operations whose prerequisites were
-//! lost are skipped; `fdatasync` is `fsync` (no timestamps are modelled); hard links do not
-//! exist.
+//! lost are skipped; `fdatasync` is `fsync` (no timestamps are modelled). A hard link is a
+//! second name for an inode: the names share its data, and under `posix` the link is a
+//! namespace operation like a create (its survival does not depend on the first name's).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use weft_core::{Contract, Decisions, DiskConfig, Ratio};
+
+mod namespace;
+use namespace::{parent, Namespace, NsOp};
 
 /// One operation that changes file data, as recorded since the file's last fsync.
 #[derive(Clone, Debug)]
@@ -40,102 +44,6 @@ struct Inode {
     /// Blocks whose dirty pages an injected fsync failure dropped: never persisted again until
     /// rewritten, though reads still see them (Linux's "fsyncgate").
     lost_blocks: BTreeSet<usize>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum NsOp {
-    Create {
-        path: String,
-        inode: usize,
-    },
-    /// Renames are of a file (inode), not of whatever the name points at when replayed.
-    Rename {
-        from: String,
-        to: String,
-        inode: usize,
-    },
-    Unlink {
-        path: String,
-        inode: usize,
-    },
-    Mkdir {
-        path: String,
-    },
-}
-
-impl NsOp {
-    /// Directories whose fsync makes this operation durable under `posix`.
-    fn parents(&self) -> Vec<String> {
-        match self {
-            NsOp::Create { path, .. } | NsOp::Unlink { path, .. } | NsOp::Mkdir { path } => {
-                vec![parent(path)]
-            }
-            NsOp::Rename { from, to, .. } => {
-                let (a, b) = (parent(from), parent(to));
-                if a == b {
-                    vec![a]
-                } else {
-                    vec![a, b]
-                }
-            }
-        }
-    }
-
-    fn describe(&self) -> String {
-        match self {
-            NsOp::Create { path, .. } => format!("create `{path}`"),
-            NsOp::Rename { from, to, .. } => format!("rename `{from}` → `{to}`"),
-            NsOp::Unlink { path, .. } => format!("unlink `{path}`"),
-            NsOp::Mkdir { path } => format!("mkdir `{path}`"),
-        }
-    }
-}
-
-fn parent(path: &str) -> String {
-    path.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default()
-}
-
-/// The namespace: paths of files and directories.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-struct Namespace {
-    files: BTreeMap<String, usize>,
-    dirs: BTreeSet<String>,
-}
-
-impl Namespace {
-    fn dir_exists(&self, d: &str) -> bool {
-        d.is_empty() || self.dirs.contains(d)
-    }
-
-    /// Applies a namespace operation; an operation whose prerequisites are missing does nothing
-    /// (it happens only when crash-state selection lost an earlier operation).
-    fn apply(&mut self, op: &NsOp) {
-        match op {
-            NsOp::Create { path, inode } => {
-                if self.dir_exists(&parent(path)) {
-                    self.files.insert(path.clone(), *inode);
-                }
-            }
-            NsOp::Rename { from, to, inode } => {
-                if self.dir_exists(&parent(to)) {
-                    if self.files.get(from) == Some(inode) {
-                        self.files.remove(from);
-                    }
-                    self.files.insert(to.clone(), *inode);
-                }
-            }
-            NsOp::Unlink { path, inode } => {
-                if self.files.get(path) == Some(inode) {
-                    self.files.remove(path);
-                }
-            }
-            NsOp::Mkdir { path } => {
-                if self.dir_exists(&parent(path)) {
-                    self.dirs.insert(path.clone());
-                }
-            }
-        }
-    }
 }
 
 /// What a node finds on its disk after a crash: every reachable file's content, every directory.
@@ -386,14 +294,67 @@ impl Disk {
     }
 
     pub fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
+        if self.ns.dirs.contains(from) {
+            return self.rename_dir(from, to);
+        }
         let inode = self.inode(from)?;
         if !self.ns.dir_exists(&parent(to)) {
             return Err(enoent(&parent(to)));
         }
-        if from == to {
+        // Two names of one file (or one name): POSIX says rename does nothing.
+        if from == to || self.ns.files.get(to) == Some(&inode) {
             return Ok(());
         }
         self.record_ns(NsOp::Rename { from: from.into(), to: to.into(), inode });
+        Ok(())
+    }
+
+    /// Renames the directory `from` (not the root) onto `to`, which must be absent or an empty
+    /// directory, and not under `from`. Errors carry Linux's errno in their kind: `NotFound`
+    /// (ENOENT), `NotADirectory` (ENOTDIR), `DirectoryNotEmpty` (ENOTEMPTY), `InvalidInput`
+    /// (EINVAL).
+    fn rename_dir(&mut self, from: &str, to: &str) -> io::Result<()> {
+        let kind = |k: io::ErrorKind| Err(io::Error::new(k, format!("{from} -> {to}")));
+        if from.is_empty() || to.starts_with(&format!("{from}/")) {
+            return kind(io::ErrorKind::InvalidInput);
+        }
+        if !self.ns.dir_exists(&parent(to)) {
+            return Err(enoent(&parent(to)));
+        }
+        if self.ns.files.contains_key(to) {
+            return kind(io::ErrorKind::NotADirectory);
+        }
+        if self.ns.dirs.contains(to) && !self.ns.is_empty_dir(to) {
+            return kind(io::ErrorKind::DirectoryNotEmpty);
+        }
+        if from != to {
+            self.record_ns(NsOp::RenameDir { from: from.into(), to: to.into() });
+        }
+        Ok(())
+    }
+
+    /// Gives the file `from` the further name `to` (a hard link), which must not exist.
+    pub fn link(&mut self, from: &str, to: &str) -> io::Result<()> {
+        let inode = self.inode(from)?;
+        if !self.ns.dir_exists(&parent(to)) {
+            return Err(enoent(&parent(to)));
+        }
+        if self.exists(to) {
+            return Err(io::Error::new(io::ErrorKind::AlreadyExists, to.to_string()));
+        }
+        self.record_ns(NsOp::Link { path: to.into(), inode });
+        Ok(())
+    }
+
+    /// Removes the empty directory `path` (`ENOTEMPTY` as `DirectoryNotEmpty` otherwise).
+    pub fn rmdir(&mut self, path: &str) -> io::Result<()> {
+        if !self.ns.dirs.contains(path) {
+            return Err(enoent(path));
+        }
+        if !self.ns.is_empty_dir(path) {
+            return Err(io::Error::new(io::ErrorKind::DirectoryNotEmpty, path.to_string()));
+        }
+        self.record_ns(NsOp::Rmdir { path: path.into() });
         Ok(())
     }
 
@@ -653,103 +614,4 @@ pub(crate) fn disk_fault(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fsync_makes_data_survive_every_contract() {
-        for c in Contract::ALL {
-            let mut d = Disk::new(4);
-            d.write("f", 0, b"hello").unwrap();
-            d.fsync("f").unwrap();
-            d.fsync_dir("").unwrap();
-            let mut dec = Decisions::random(1);
-            let (state, why) = d.crash(c, &mut dec);
-            assert_eq!(state.files["f"], b"hello", "{c:?}");
-            assert!(why.is_empty());
-        }
-    }
-
-    #[test]
-    fn fsync_contract_loses_a_suffix_of_calls() {
-        let mut d = Disk::new(4);
-        d.append("log", b"aa").unwrap();
-        d.fsync("log").unwrap();
-        d.append("log", b"bb").unwrap();
-        d.append("log", b"cc").unwrap();
-        let mut seen = BTreeSet::new();
-        for lost in 0..3 {
-            let mut copy = d.clone();
-            let (s, _) = copy.crash(Contract::Fsync, &mut Decisions::replay(vec![lost]));
-            seen.insert(s.files["log"].clone());
-        }
-        let expect: BTreeSet<Vec<u8>> =
-            [b"aa".to_vec(), b"aabb".to_vec(), b"aabbcc".to_vec()].into_iter().collect();
-        assert_eq!(seen, expect);
-    }
-
-    #[test]
-    fn posix_can_lose_an_unsynced_rename_but_fsync_cannot() {
-        let mut d = Disk::new(4);
-        d.write("snap.tmp", 0, b"new").unwrap();
-        d.fsync("snap.tmp").unwrap();
-        d.fsync_dir("").unwrap();
-        d.rename("snap.tmp", "snap").unwrap();
-        let (s, why) = d.clone().crash(Contract::Posix, &mut Decisions::replay(vec![1]));
-        assert!(s.files.contains_key("snap.tmp") && !s.files.contains_key("snap"));
-        assert!(why[0].contains("rename"), "{why:?}");
-        assert!(d.allows(Contract::Fsync, &s).unwrap_err().contains("namespace"));
-        let (s, _) = d.clone().crash(Contract::Fsync, &mut Decisions::random(3));
-        assert!(s.files.contains_key("snap"));
-    }
-
-    #[test]
-    fn posix_can_keep_a_size_without_its_data() {
-        let mut d = Disk::new(4);
-        d.create("f").unwrap();
-        d.fsync_dir("").unwrap();
-        d.fsync("f").unwrap();
-        d.append("f", b"abcdefgh").unwrap();
-        // latest size (0), block 0 reverted (1), block 1 latest (0)
-        let (s, _) = d.clone().crash(Contract::Posix, &mut Decisions::replay(vec![0, 1, 0]));
-        assert_eq!(s.files["f"], b"\0\0\0\0efgh");
-        assert!(d.allows(Contract::Fsync, &s).is_err());
-        assert!(d.allows(Contract::Posix, &s).is_ok());
-    }
-
-    #[test]
-    fn an_open_inode_keeps_its_data_across_rename_and_unlink_and_sync_makes_all_durable() {
-        let mut d = Disk::new(4);
-        d.mkdir("/d").unwrap();
-        d.create("/d/a").unwrap();
-        let i = d.file_inode("/d/a").unwrap();
-        d.write_inode(i, 2, b"xy");
-        d.rename("/d/a", "/d/b").unwrap();
-        assert_eq!(d.read_inode(i, 0, 10), b"\0\0xy");
-        assert_eq!(d.entries("/d"), [("b".to_string(), false)]);
-        assert_eq!(d.entries(""), [("d".to_string(), true)]);
-        d.unlink("/d/b").unwrap();
-        assert_eq!((d.inode_links(i), d.inode_size(i)), (0, 4));
-        d.create("/d/c").unwrap();
-        d.write("/d/c", 0, b"kept").unwrap();
-        d.sync_all();
-        let (s, why) = d.crash(Contract::Posix, &mut Decisions::random(5));
-        assert_eq!(s.files.get("/d/c").map(Vec::as_slice), Some(&b"kept"[..]));
-        assert!(why.is_empty() && !s.files.contains_key("/d/b"), "{why:?}");
-    }
-
-    #[test]
-    fn dropped_pages_are_lost_even_after_a_successful_retry() {
-        let mut d = Disk::new(4);
-        d.write("f", 0, b"old!").unwrap();
-        d.fsync("f").unwrap();
-        d.fsync_dir("").unwrap();
-        d.write("f", 0, b"new!").unwrap();
-        // An injected failure drops the dirty page; the retry "succeeds".
-        assert!(d.fsync_dropping_pages("f").is_err());
-        d.fsync("f").unwrap();
-        assert_eq!(d.read("f").unwrap(), b"new!");
-        let (s, _) = d.crash(Contract::Durable, &mut Decisions::random(0));
-        assert_eq!(s.files["f"], b"old!");
-    }
-}
+mod tests;

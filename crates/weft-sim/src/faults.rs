@@ -98,19 +98,14 @@ pub fn opportunity_among(
     decisions: &mut Decisions,
     gate: &mut dyn FnMut(u32) -> bool,
 ) -> Option<Fault> {
-    let r = &scenario.rates;
-    let b = &scenario.budget;
-    let w_crash = if counts.crashes < b.crashes { weight(r.crash) } else { 0 };
-    let w_pause = if counts.pauses < b.pauses { weight(r.pause) } else { 0 };
-    let cut: Vec<u32> = (0..up.len() as u32)
-        .filter(|&i| partitionable.get(i as usize).copied().unwrap_or(true))
-        .collect();
-    let w_part =
-        if counts.partitions < b.partitions && cut.len() > 1 { weight(r.partition) } else { 0 };
+    let [w_crash, w_pause, w_part] = weights(scenario, counts, up.len(), partitionable);
     let faults = w_crash as u64 + w_pause as u64 + w_part as u64;
     if faults == 0 {
         return None;
     }
+    let cut: Vec<u32> = (0..up.len() as u32)
+        .filter(|&i| partitionable.get(i as usize).copied().unwrap_or(true))
+        .collect();
     let none = SCALE.saturating_sub(faults).max(1) as u32;
     // Opportunity k's kind is the k-th draw at the fault-kind site and its details live at
     // their own site, so removing one fault leaves every other fault's details where they were.
@@ -127,6 +122,39 @@ pub fn opportunity_among(
     };
     decisions.set_base(base);
     fault
+}
+
+/// The weights of a crash, a pause and a partition at an opportunity among `nodes` nodes
+/// (0: that kind cannot happen now: no rate, or its budget is spent).
+fn weights(
+    scenario: &Scenario,
+    counts: &FaultCounts,
+    nodes: usize,
+    partitionable: &[bool],
+) -> [u32; 3] {
+    let r = &scenario.rates;
+    let b = &scenario.budget;
+    let w_crash = if counts.crashes < b.crashes { weight(r.crash) } else { 0 };
+    let w_pause = if counts.pauses < b.pauses { weight(r.pause) } else { 0 };
+    let cuttable = (0..nodes).filter(|&i| partitionable.get(i).copied().unwrap_or(true)).count();
+    let w_part =
+        if counts.partitions < b.partitions && cuttable > 1 { weight(r.partition) } else { 0 };
+    [w_crash, w_pause, w_part]
+}
+
+/// Whether [`opportunity_among`] could inject anything now; when not, it would draw no
+/// decision either, so a caller may skip it (and the work of preparing its arguments).
+pub fn possible(
+    scenario: &Scenario,
+    counts: &FaultCounts,
+    nodes: usize,
+    partitionable: &[bool],
+) -> bool {
+    let r = &scenario.rates;
+    if r.crash.is_zero() && r.pause.is_zero() && r.partition.is_zero() {
+        return false; // the common case, without the divisions
+    }
+    weights(scenario, counts, nodes, partitionable).iter().any(|&w| w > 0)
 }
 
 /// The victim and duration of a node fault of `kind` (1 crash, 2 pause).

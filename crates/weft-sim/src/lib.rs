@@ -11,15 +11,16 @@ mod builder;
 pub mod disk;
 pub mod faults;
 pub mod net;
+mod node;
 mod storage;
+mod view;
 mod world;
 
 pub use builder::{requests, Config, World};
 pub use disk::{CrashState, Disk};
 pub use faults::{Fault, FaultCounts};
 pub use net::{Fate, Network};
+pub use node::{Ctx, Node, NodeId, TimerId};
 pub use storage::DiskIo;
-pub use world::{
-    spread_over_fault_phase, Check, Ctx, Node, NodeId, Observation, Phase, Property, SimRunner,
-    SimSpec, TimerId, View, Workload,
-};
+pub use view::{Check, Observation, Phase, Property, View};
+pub use world::{spread_over_fault_phase, SimRunner, SimSpec, Workload};

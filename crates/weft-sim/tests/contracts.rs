@@ -33,7 +33,7 @@ fn random_op(disk: &mut Disk, rng: &mut Rng) {
     let f = files[rng.below(3) as usize];
     let data: Vec<u8> = (0..1 + rng.below(6)).map(|_| b'a' + rng.below(26) as u8).collect();
     // Errors (e.g. renaming a missing file) are fine: the trace just has fewer operations.
-    let _ = match rng.below(9) {
+    let _ = match rng.below(10) {
         0 | 1 => disk.append(f, &data),
         2 => disk.write(f, rng.below(6) as usize, &data),
         3 => disk.truncate(f, rng.below(6) as usize),
@@ -41,6 +41,7 @@ fn random_op(disk: &mut Disk, rng: &mut Rng) {
         5 => disk.fsync_dir(if rng.below(2) == 0 { "" } else { "d" }),
         6 => disk.rename(f, files[rng.below(3) as usize]),
         7 => disk.unlink(f),
+        8 => disk.link(f, files[rng.below(3) as usize]),
         _ => disk.mkdir("d"),
     };
 }
@@ -93,4 +94,20 @@ fn the_contracts_differ_where_the_spec_says() {
     d.rename("tmp", "final").unwrap();
     assert_eq!(all_crash_states(&d, Contract::Fsync).len(), 1);
     assert_eq!(all_crash_states(&d, Contract::Posix).len(), 2);
+    // A hard link: both names share the data; without a directory fsync only posix loses it.
+    let mut d = Disk::new(4);
+    d.write("a", 0, b"x").unwrap();
+    d.fsync("a").unwrap();
+    d.fsync_dir("").unwrap();
+    d.link("a", "b").unwrap();
+    d.write("b", 0, b"y").unwrap();
+    assert_eq!(d.read("a").unwrap(), b"y");
+    assert!(d.link("a", "b").is_err(), "the new name exists");
+    d.rename("a", "b").unwrap(); // two names of one file: nothing happens
+    assert!(d.exists("a") && d.exists("b"));
+    d.fsync("a").unwrap();
+    assert_eq!(all_crash_states(&d, Contract::Fsync).len(), 1);
+    assert_eq!(all_crash_states(&d, Contract::Posix).len(), 2);
+    d.unlink("a").unwrap();
+    assert_eq!(d.read("b").unwrap(), b"y");
 }
