@@ -5,12 +5,14 @@
 //! function there, and honours the tid flags (`CLONE_PARENT_SETTID`, `CLONE_CHILD_SETTID`,
 //! `CLONE_CHILD_CLEARTID`, the last with a wake of a simulated futex). A `clone()` with only
 //! `SIGCHLD` is a simulated fork whose child runs the function and exits with its result.
-//! Everything else is reported as unsupported, by name: a raw `clone`/`clone3` system call
-//! returns into code the shim cannot run on another thread's behalf. Raw `syscall`
-//! instructions are the seccomp filter's (see `sys`).
+//! A fork-like raw call (`clone`/`clone3` without `CLONE_VM`, `fork`, `vfork`), through
+//! `syscall(2)` or a `syscall` instruction of the program's own (which the seccomp filter in
+//! `sys` traps into [`trapped`]), is a simulated fork too. Everything else is reported as
+//! unsupported, by name: a raw thread returns into code the shim cannot run on another
+//! thread's behalf.
 
 use crate::prelude::*;
-use crate::slot::{await_baton, slot_at, MY_SLOT};
+use crate::slot::{slot_at, MY_SLOT};
 
 type CloneFn = extern "C" fn(*mut c_void) -> c_int;
 
@@ -38,10 +40,7 @@ fn virtual_tid(k: usize) -> libc::pid_t {
 
 extern "C" fn trampoline(k: *mut c_void) -> *mut c_void {
     let k = k as usize;
-    let mine = slot_at(k);
-    let _ = MY_SLOT.try_with(|s| s.set(mine));
-    await_baton(mine, 0);
-    crate::signals::take(mine);
+    crate::threads::enter_simulation(k);
     let f = FN[k].load(Ordering::Relaxed) as usize;
     let arg = ARG[k].load(Ordering::Relaxed) as *mut c_void;
     // SAFETY: `f` is the function the program passed to clone().
@@ -175,28 +174,186 @@ pub unsafe extern "C" fn clone(
     ) -> c_int)(f, stack, flags, arg, ptid, tls, ctid)
 }
 
-/// `syscall(SYS_clone, …)` / `syscall(SYS_clone3, …)` from the program. A `SYS_clone` with
-/// only `SIGCHLD` and no stack is `fork`; any other returns on a new thread or process into
-/// the middle of libc's `syscall()`, which the shim cannot follow: reported.
+/// A fork-like request (a `clone`/`clone3` without `CLONE_VM`, or `fork`/`vfork`), checked:
+/// what the simulated fork must do on top of forking.
+struct ForkLike {
+    /// `CLONE_PARENT_SETTID`: where the parent gets the child's (virtual) pid.
+    ptid: *mut libc::pid_t,
+    /// `CLONE_CHILD_SETTID`: where the child gets its own.
+    set_ctid: *mut libc::pid_t,
+    /// `CLONE_CHILD_CLEARTID`: cleared (and woken) by the kernel at the child's end.
+    clear_ctid: *mut libc::pid_t,
+    /// The child's stack pointer, or 0 for the parent's (copied) stack.
+    stack: u64,
+}
+
+/// What a process-making call asks for.
+enum Request {
+    Fork(ForkLike),
+    /// Shares memory: a thread (or a `CLONE_VM` vfork), which only `clone()` can make.
+    Thread,
+    Refused(&'static [u8]),
+}
+
+/// The flags a fork-like `clone` may have besides its exit signal, which must be `SIGCHLD`:
+/// the tid flags (done by the shim, with virtual ids), `CLONE_VFORK` (a fork, as the `vfork`
+/// hook does) and two the kernel ignores for a process.
+const FORK_EXTRA: u64 = (libc::CLONE_PARENT_SETTID
+    | libc::CLONE_CHILD_SETTID
+    | libc::CLONE_CHILD_CLEARTID
+    | libc::CLONE_VFORK
+    | libc::CLONE_IO
+    | libc::CLONE_DETACHED) as u64;
+
+/// Classifies `clone(flags, stack, ptid, ctid, tls)` (or `clone3`'s fields as the same).
+fn request(flags: u64, exit_signal: u64, stack: u64, ptid: u64, ctid: u64) -> Request {
+    if flags & libc::CLONE_VM as u64 != 0 {
+        return Request::Thread;
+    }
+    if exit_signal != libc::SIGCHLD as u64 {
+        return Request::Refused(b"a process made by a raw clone with an exit signal other than SIGCHLD is not simulated");
+    }
+    if flags & !FORK_EXTRA != 0 {
+        return Request::Refused(b"a process made by a raw clone sharing state with its parent (CLONE_FILES, CLONE_FS, CLONE_SETTLS, namespaces, pidfd, ...) is not simulated");
+    }
+    let has = |f: c_int| flags & f as u64 != 0;
+    let ptr = |on: bool, p: u64| if on { p as *mut libc::pid_t } else { ptr::null_mut() };
+    Request::Fork(ForkLike {
+        ptid: ptr(has(libc::CLONE_PARENT_SETTID), ptid),
+        set_ctid: ptr(has(libc::CLONE_CHILD_SETTID), ctid),
+        clear_ctid: ptr(has(libc::CLONE_CHILD_CLEARTID), ctid),
+        stack,
+    })
+}
+
+/// `clone3(args, size)` as a [`Request`]; its stack is the top of the area it gives.
+///
+/// # Safety
+/// `args` is the program's pointer, read as the kernel would (at most `size` bytes).
+unsafe fn request3(args: *const u64, size: u64) -> Request {
+    // flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
+    // set_tid_size, cgroup: clone_args of Linux 5.7+, 88 bytes; 64 is the first version.
+    if args.is_null() || !(64..=4096).contains(&size) {
+        return Request::Refused(
+            b"a raw clone3 with an argument block the shim cannot read is not simulated",
+        );
+    }
+    let mut f = [0u64; 11];
+    let n = (size as usize / 8).min(11);
+    ptr::copy_nonoverlapping(args, f.as_mut_ptr(), n);
+    if f[8] != 0 || f[9] != 0 || f[10] != 0 {
+        return Request::Refused(b"a raw clone3 with set_tid or a cgroup is not simulated");
+    }
+    let stack = if f[5] == 0 { 0 } else { f[5] + f[6] };
+    request(f[0], f[4], stack, f[3], f[2])
+}
+
+/// Forks a simulated child for a fork-like raw call; answers 0 in the child and the child's
+/// virtual pid in the parent, or `-errno`. The child is made by the shim's own stub with only
+/// `SIGCHLD` (and `CLONE_CHILD_CLEARTID`, which is about the child's own memory), on a copy of
+/// the parent's stack; the caller moves it to its stack.
+///
+/// # Safety
+/// Active, on the thread holding the baton; the pointers as the program passed them.
+unsafe fn fork_like(f: &ForkLike) -> i64 {
+    let r = handoff(OP_FORK);
+    if r < 0 {
+        return r;
+    }
+    let k = r as usize;
+    let mut flags = libc::SIGCHLD as i64;
+    if !f.clear_ctid.is_null() {
+        flags |= libc::CLONE_CHILD_CLEARTID as i64;
+    }
+    let pid = sys::raw_ret(libc::SYS_clone, [flags, 0, 0, f.clear_ctid as i64, 0, 0]);
+    if pid == 0 {
+        crate::slot::become_child(k);
+        if !f.set_ctid.is_null() {
+            *f.set_ctid = crate::slot::VPID.load(Ordering::Relaxed) as libc::pid_t;
+        }
+        return 0;
+    }
+    let s = slot();
+    s.args[0] = pid;
+    s.args[1] = k as i64;
+    let v = handoff(OP_FORKED);
+    if pid < 0 {
+        return pid;
+    }
+    if !f.ptid.is_null() {
+        *f.ptid = v as libc::pid_t;
+    }
+    v
+}
+
+/// A process-making system call the seccomp filter trapped (a `syscall` instruction of the
+/// program's own, or libc's `syscall()` for `SYS_fork`/`SYS_vfork`): a fork-like one is
+/// simulated here, in the SIGSYS handler, by answering in the saved registers (0 and the new
+/// stack in the child, the virtual pid in the parent). Returns false for the rest, which the
+/// handler reports; a fork-like one with flags the shim cannot follow is reported here.
+///
+/// # Safety
+/// In the SIGSYS handler, with the context the kernel passed.
+pub(crate) unsafe fn trapped(nr: c_long, uc: &mut libc::ucontext_t) -> bool {
+    let g = &mut uc.uc_mcontext.gregs;
+    let reg = |r: c_int| g[r as usize] as u64;
+    let (a1, a2, a3, a4) =
+        (reg(libc::REG_RDI), reg(libc::REG_RSI), reg(libc::REG_RDX), reg(libc::REG_R10));
+    let req = match nr {
+        libc::SYS_fork | libc::SYS_vfork => request(0, libc::SIGCHLD as u64, 0, 0, 0),
+        libc::SYS_clone => request(a1 & !0xff, a1 & 0xff, a2, a3, a4),
+        libc::SYS_clone3 => request3(a1 as *const u64, a2),
+        _ => return false,
+    };
+    let f = match req {
+        Request::Fork(f) => f,
+        Request::Thread => return false,
+        Request::Refused(why) => unsupported(why, nr, 0),
+    };
+    let _g = Guard::enter();
+    if !active() {
+        return false;
+    }
+    let r = fork_like(&f);
+    let g = &mut uc.uc_mcontext.gregs;
+    g[libc::REG_RAX as usize] = r;
+    if r == 0 && f.stack != 0 {
+        g[libc::REG_RSP as usize] = f.stack as i64;
+    }
+    true
+}
+
+/// `syscall(SYS_clone, …)` / `syscall(SYS_clone3, …)` from the program. One without
+/// `CLONE_VM` and without a stack of its own is a fork (see [`fork_like`]); any other returns
+/// on a new thread or stack into the middle of libc's `syscall()`, which the shim cannot
+/// follow: reported.
 ///
 /// # Safety
 /// Active, inside a hook, on the thread holding the baton.
-pub(crate) unsafe fn raw(nr: c_long, a1: c_long, a2: c_long) -> c_long {
-    if nr == libc::SYS_clone && a1 == libc::SIGCHLD as c_long && a2 == 0 {
-        return crate::exec::fork_simulated() as c_long;
+pub(crate) unsafe fn raw(nr: c_long, a1: c_long, a2: c_long, a3: c_long, a4: c_long) -> c_long {
+    let (a1, a2, a3, a4) = (a1 as u64, a2 as u64, a3 as u64, a4 as u64);
+    let req = if nr == libc::SYS_clone3 {
+        request3(a1 as *const u64, a2)
+    } else {
+        request(a1 & !0xff, a1 & 0xff, a2, a3, a4)
+    };
+    match req {
+        Request::Fork(f) if f.stack == 0 => return ret_errno(fork_like(&f)),
+        Request::Refused(why) => unsupported(why, nr, a1 as i64),
+        _ => {}
     }
     if nr == libc::SYS_clone3 {
         unsupported(
-            b"syscall(SYS_clone3): a thread or process made by a raw clone3 system call is not \
-              simulated (use pthread_create or fork)",
+            b"syscall(SYS_clone3): a thread made by a raw clone3 system call (or a process on a \
+              stack of its own) is not simulated (use pthread_create or fork)",
             nr,
             0,
         );
     }
     unsupported(
-        b"syscall(SYS_clone): a thread or process made by a raw clone system call is not \
-          simulated (use pthread_create or fork)",
+        b"syscall(SYS_clone): a thread made by a raw clone system call (or a process on a \
+          stack of its own) is not simulated (use pthread_create or fork)",
         nr,
-        a1,
+        a1 as i64,
     )
 }

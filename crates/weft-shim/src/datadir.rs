@@ -225,11 +225,17 @@ fn open_answered(fd: c_int, flags: c_int, w: &Where, dirfd: c_int, path: *const 
 
 /// `read`/`pread` (`off` < 0: at the descriptor's offset) of a disk descriptor.
 pub(crate) fn read(fd: c_int, buf: *mut c_void, len: usize, off: i64) -> ssize_t {
+    read_as(fd, buf, len, off, 0)
+}
+
+/// A read as [`read`]; `page_in` = 1 for the page-in of a mapping ([`crate::diskmmap`]), on
+/// which the host draws no latent sector error (that would be a `SIGBUS` at access).
+pub(crate) fn read_as(fd: c_int, buf: *mut c_void, len: usize, off: i64, page_in: i64) -> ssize_t {
     let mut done = 0usize;
     while done < len || len == 0 {
         let want = (len - done).min(DATA_MAX);
         let at = if off < 0 { -1 } else { off + done as i64 };
-        let r = request(DISK_READ, [fd as i64, at, want as i64, 0]);
+        let r = request(DISK_READ, [fd as i64, at, want as i64, page_in]);
         if r < 0 {
             return if done > 0 { done as ssize_t } else { -1 };
         }
@@ -312,6 +318,38 @@ pub(crate) fn try_rename(
     to: *const c_char,
     flags: c_uint,
 ) -> Option<c_int> {
+    two_paths(DISK_RENAME, (d1, from), (d2, to), flags as i64, || None)
+}
+
+/// `link`/`linkat`: as [`try_rename`]; `AT_EMPTY_PATH` (a name for an open descriptor) is
+/// refused by name, unknown flags are `EINVAL`.
+pub(crate) fn try_link(
+    d1: c_int,
+    from: *const c_char,
+    d2: c_int,
+    to: *const c_char,
+    flags: c_int,
+) -> Option<c_int> {
+    two_paths(DISK_LINK, (d1, from), (d2, to), flags as i64, || {
+        if flags & libc::AT_EMPTY_PATH != 0 {
+            refuse(b"linkat(AT_EMPTY_PATH) in a data directory is not modelled")
+        }
+        (flags & !libc::AT_SYMLINK_FOLLOW != 0).then(|| {
+            set_errno(libc::EINVAL);
+            -1
+        })
+    })
+}
+
+/// A call naming two paths (`op`: rename, link): `None` when both are real; `EXDEV` when only
+/// one is in a data directory; else `check`'s early answer (bad flags), or the host's.
+fn two_paths(
+    op: i64,
+    (d1, from): (c_int, *const c_char),
+    (d2, to): (c_int, *const c_char),
+    flags: i64,
+    check: impl FnOnce() -> Option<c_int>,
+) -> Option<c_int> {
     let (a, b) = (classify(d1, from), classify(d2, to));
     match (&a, &b) {
         (Where::Real, Where::Real) => None,
@@ -319,13 +357,13 @@ pub(crate) fn try_rename(
             set_errno(libc::EXDEV);
             Some(-1)
         }
-        _ => {
+        _ => check().or_else(|| {
             let s = slot();
             let (end, fd1) = put(s, 0, &a, d1, from);
             let (end, fd2) = put(s, end, &b, d2, to);
             s.len = end as u32;
-            Some(request(DISK_RENAME, [fd1, fd2, flags as i64, 0]) as c_int)
-        }
+            Some(request(op, [fd1, fd2, flags, 0]) as c_int)
+        }),
     }
 }
 
@@ -385,4 +423,24 @@ pub(crate) fn fcntl(fd: c_int, cmd: c_int, arg: c_ulong) -> Option<c_int> {
         }
         _ => refuse(b"fcntl command on a data-directory file that is not modelled"),
     }
+}
+
+/// Runs `f` with the reentrancy guard held when the shim is active: the answer of a hook that
+/// serves a call from the disk model, `None` when the call is real (`f` says so, or the shim is
+/// not simulating).
+pub(crate) fn disk_path<R>(f: impl FnOnce() -> Option<R>) -> Option<R> {
+    let _g = Guard::enter()?;
+    if active() {
+        f()
+    } else {
+        None
+    }
+}
+
+/// Runs `f` when `fd` is a file of the simulated disk (and the shim is active).
+pub(crate) fn disk_io<R>(fd: c_int, f: impl FnOnce(c_int) -> R) -> Option<R> {
+    if fdtable::kind(fd) != FdKind::Disk {
+        return None;
+    }
+    disk_path(|| Some(f(fd)))
 }

@@ -1,9 +1,14 @@
 //! The other calls on data-directory paths and descriptors: refused by name where the disk
-//! model has no answer (`mmap`, `rmdir`, links, `fallocate`, `sync_file_range`, `flock`,
-//! `preadv2`/`pwritev2`, `fstatfs`, `fdopen`, `chdir`/`fchdir`), or served from it (`truncate`,
-//! `readlink`, `sync`/`syncfs`, and `fchmod`/`fchown`, which change nothing that is modelled).
+//! model has no answer (`symlink`, `preadv2`/`pwritev2`, `fstatfs`, `chdir`/`fchdir`,
+//! `fallocate` modes other than 0 and `FALLOC_FL_KEEP_SIZE`), or served from it (`truncate`,
+//! `fallocate`/`posix_fallocate` as a growth of the size, `flock` under the record-lock rule,
+//! `readlink`, `sync`/`syncfs`, `sync_file_range` (which promises nothing durable), hard links
+//! (`link`/`linkat`, a second name on the disk model), `rmdir` (as `unlinkat` with
+//! `AT_REMOVEDIR`), and
+//! `fchmod`/`fchown`, which change nothing that is modelled). Mappings are
+//! [`crate::diskmmap`]'s.
 
-use crate::datadir::{classify, ftruncate, request, try_open, Where};
+use crate::datadir::{classify, disk_io, disk_path, ftruncate, request, try_link, try_open, Where};
 use crate::diskstat::try_access;
 use crate::prelude::*;
 
@@ -17,51 +22,20 @@ pub(crate) fn is_data(dirfd: c_int, path: *const c_char) -> bool {
     !matches!(classify(dirfd, path), Where::Real)
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn mmap(
-    addr: *mut c_void,
-    len: size_t,
-    prot: c_int,
-    flags: c_int,
-    fd: c_int,
-    off: libc::off_t,
-) -> *mut c_void {
-    if fd >= 0 && fdtable::kind(fd) == FdKind::Disk && active() {
-        refuse(b"mmap of a data-directory file: mappings of simulated files are not modelled");
-    }
-    real!(mmap: fn(*mut c_void, size_t, c_int, c_int, c_int, libc::off_t) -> *mut c_void)(
-        addr, len, prot, flags, fd, off,
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mmap64(
-    addr: *mut c_void,
-    len: size_t,
-    prot: c_int,
-    flags: c_int,
-    fd: c_int,
-    off: libc::off64_t,
-) -> *mut c_void {
-    mmap(addr, len, prot, flags, fd, off)
-}
-
+/// `rmdir` in a data directory: the disk model's, as `unlinkat(AT_REMOVEDIR)`.
 #[no_mangle]
 pub unsafe extern "C" fn rmdir(path: *const c_char) -> c_int {
-    if let Some(_g) = Guard::enter() {
-        if active() && is_data(libc::AT_FDCWD, path) {
-            refuse(b"rmdir in a data directory: removing directories is not modelled");
-        }
+    let unlink = || crate::datadir::try_unlink(libc::AT_FDCWD, path, libc::AT_REMOVEDIR);
+    if let Some(r) = disk_path(unlink) {
+        return r;
     }
     real!(rmdir: fn(*const c_char) -> c_int)(path)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn link(from: *const c_char, to: *const c_char) -> c_int {
-    if let Some(_g) = Guard::enter() {
-        if active() && (is_data(libc::AT_FDCWD, from) || is_data(libc::AT_FDCWD, to)) {
-            refuse(b"link in a data directory: hard links are not modelled");
-        }
+    if let Some(r) = disk_path(|| try_link(libc::AT_FDCWD, from, libc::AT_FDCWD, to, 0)) {
+        return r;
     }
     real!(link: fn(*const c_char, *const c_char) -> c_int)(from, to)
 }
@@ -74,10 +48,8 @@ pub unsafe extern "C" fn linkat(
     to: *const c_char,
     flags: c_int,
 ) -> c_int {
-    if let Some(_g) = Guard::enter() {
-        if active() && (is_data(d1, from) || is_data(d2, to)) {
-            refuse(b"linkat in a data directory: hard links are not modelled");
-        }
+    if let Some(r) = disk_path(|| try_link(d1, from, d2, to, flags)) {
+        return r;
     }
     real!(linkat: fn(c_int, *const c_char, c_int, *const c_char, c_int) -> c_int)(
         d1, from, d2, to, flags,
@@ -156,26 +128,12 @@ macro_rules! refused_on_disk_fd {
     };
 }
 
-refused_on_disk_fd!(fallocate(mode: c_int, off: libc::off_t, len: libc::off_t) -> c_int,
-    b"fallocate on a data-directory file is not modelled");
-refused_on_disk_fd!(fallocate64(mode: c_int, off: libc::off64_t, len: libc::off64_t) -> c_int,
-    b"fallocate on a data-directory file is not modelled");
-refused_on_disk_fd!(posix_fallocate(off: libc::off_t, len: libc::off_t) -> c_int,
-    b"posix_fallocate on a data-directory file is not modelled");
-refused_on_disk_fd!(posix_fallocate64(off: libc::off64_t, len: libc::off64_t) -> c_int,
-    b"posix_fallocate on a data-directory file is not modelled");
-refused_on_disk_fd!(sync_file_range(off: libc::off64_t, n: libc::off64_t, flags: c_uint) -> c_int,
-    b"sync_file_range on a data-directory file is not modelled");
-refused_on_disk_fd!(flock(op: c_int) -> c_int,
-    b"flock on a data-directory file is not modelled");
 refused_on_disk_fd!(preadv2(iov: *const libc::iovec, n: c_int, off: libc::off_t, f: c_int) -> ssize_t,
     b"preadv2 on a data-directory file is not modelled");
 refused_on_disk_fd!(pwritev2(iov: *const libc::iovec, n: c_int, off: libc::off_t, f: c_int) -> ssize_t,
     b"pwritev2 on a data-directory file is not modelled");
 refused_on_disk_fd!(fstatfs(buf: *mut libc::statfs) -> c_int,
     b"fstatfs on a data-directory file is not modelled");
-refused_on_disk_fd!(fdopen(mode: *const c_char) -> *mut libc::FILE,
-    b"fdopen of a data-directory file: stdio on simulated files is not modelled");
 
 #[no_mangle]
 pub unsafe extern "C" fn fchdir(fd: c_int) -> c_int {
@@ -205,12 +163,8 @@ pub unsafe extern "C" fn fchown(fd: c_int, uid: libc::uid_t, gid: libc::gid_t) -
 
 #[no_mangle]
 pub unsafe extern "C" fn syncfs(fd: c_int) -> c_int {
-    if fdtable::kind(fd) == FdKind::Disk {
-        if let Some(_g) = Guard::enter() {
-            if active() {
-                return request(DISK_SYNC, [0; 4]) as c_int;
-            }
-        }
+    if let Some(r) = disk_io(fd, |_| request(DISK_SYNC, [0; 4]) as c_int) {
+        return r;
     }
     real!(syncfs: fn(c_int) -> c_int)(fd)
 }
@@ -224,4 +178,134 @@ pub unsafe extern "C" fn sync() {
         }
     }
     real!(sync: fn() -> ())()
+}
+
+/// `fallocate` on a disk descriptor: the disk model reserves no blocks (it never predicts
+/// `ENOSPC` from a reservation), so mode 0 is a growth of the file to `off + len` when it is
+/// shorter — a truncate on the model, with its crash semantics — and `FALLOC_FL_KEEP_SIZE`
+/// changes nothing; the other modes (punching holes, zeroing, collapsing ranges) are refused by
+/// name. Answers 0 or an errno (`posix_fallocate`'s convention).
+fn allocate(fd: c_int, mode: c_int, off: i64, len: i64) -> c_int {
+    if off < 0 || len <= 0 {
+        return libc::EINVAL;
+    }
+    if mode == libc::FALLOC_FL_KEEP_SIZE {
+        return 0;
+    }
+    if mode != 0 {
+        refuse(b"fallocate with a mode other than 0 or FALLOC_FL_KEEP_SIZE on a data-directory file is not modelled");
+    }
+    // SAFETY: an all-zero `stat` is a valid value; fstat_disk fills it.
+    let mut st: libc::stat = unsafe { core::mem::zeroed() };
+    // SAFETY: fd is a disk descriptor and st is ours.
+    if unsafe { crate::diskstat::fstat_disk(fd, &mut st) } < 0 {
+        // SAFETY: errno is this thread's.
+        return unsafe { *libc::__errno_location() };
+    }
+    let Some(end) = off.checked_add(len) else { return libc::EFBIG };
+    if end > st.st_size && ftruncate(fd, end) < 0 {
+        // SAFETY: as above.
+        return unsafe { *libc::__errno_location() };
+    }
+    0
+}
+
+/// `fallocate`'s convention: 0, or -1 with errno.
+fn fallocate_ret(e: c_int) -> c_int {
+    if e == 0 {
+        return 0;
+    }
+    set_errno(e);
+    -1
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fallocate(
+    fd: c_int,
+    mode: c_int,
+    off: libc::off_t,
+    len: libc::off_t,
+) -> c_int {
+    if let Some(r) = disk_io(fd, |fd| fallocate_ret(allocate(fd, mode, off, len))) {
+        return r;
+    }
+    real!(fallocate: fn(c_int, c_int, libc::off_t, libc::off_t) -> c_int)(fd, mode, off, len)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fallocate64(
+    fd: c_int,
+    mode: c_int,
+    off: libc::off64_t,
+    len: libc::off64_t,
+) -> c_int {
+    fallocate(fd, mode, off, len)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn posix_fallocate(fd: c_int, off: libc::off_t, len: libc::off_t) -> c_int {
+    if let Some(r) = disk_io(fd, |fd| allocate(fd, 0, off, len)) {
+        return r;
+    }
+    real!(posix_fallocate: fn(c_int, libc::off_t, libc::off_t) -> c_int)(fd, off, len)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn posix_fallocate64(
+    fd: c_int,
+    off: libc::off64_t,
+    len: libc::off64_t,
+) -> c_int {
+    posix_fallocate(fd, off, len)
+}
+
+/// `flock` on a disk descriptor: granted under the rule of record locks (the host refuses by
+/// name a lock on a file another process of the node has open, since locks between processes
+/// are not modelled).
+#[no_mangle]
+pub unsafe extern "C" fn flock(fd: c_int, op: c_int) -> c_int {
+    let lock = |fd: c_int| {
+        let kind = op & !libc::LOCK_NB;
+        if ![libc::LOCK_SH, libc::LOCK_EX, libc::LOCK_UN].contains(&kind) {
+            set_errno(libc::EINVAL);
+            return -1;
+        }
+        request(DISK_LOCK, [fd as i64, 1, 0, 0]) as c_int
+    };
+    if let Some(r) = disk_io(fd, lock) {
+        return r;
+    }
+    real!(flock: fn(c_int, c_int) -> c_int)(fd, op)
+}
+
+/// `sync_file_range` on a disk descriptor: Linux's call starts (and with the `WAIT` flags waits
+/// for) writeback of the range, but it writes no metadata and flushes no device cache, and its
+/// manual page says it gives no durability guarantee. So it is checked as the kernel checks it
+/// (`EINVAL` for unknown flags, a negative offset or length, or a range past the largest
+/// offset; `ESPIPE` is not reachable: a data-directory descriptor is a file or a directory)
+/// and answers 0, changing nothing: under `fsync` and `posix` the range stays as unsynced as it
+/// was, and a crash may lose it.
+#[no_mangle]
+pub unsafe extern "C" fn sync_file_range(
+    fd: c_int,
+    off: libc::off64_t,
+    n: libc::off64_t,
+    flags: c_uint,
+) -> c_int {
+    let check = |_fd: c_int| {
+        let known = libc::SYNC_FILE_RANGE_WAIT_BEFORE
+            | libc::SYNC_FILE_RANGE_WRITE
+            | libc::SYNC_FILE_RANGE_WAIT_AFTER;
+        if flags & !known != 0 || off < 0 || n < 0 || off.checked_add(n).is_none() {
+            set_errno(libc::EINVAL);
+            return -1;
+        }
+        0
+    };
+    if let Some(r) = disk_io(fd, check) {
+        return r;
+    }
+    real!(sync_file_range: fn(c_int, libc::off64_t, libc::off64_t, c_uint) -> c_int)(
+        fd, off, n, flags,
+    )
 }

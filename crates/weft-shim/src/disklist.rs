@@ -3,7 +3,7 @@
 //! `getdents64`, both reading `linux_dirent64` records the host builds from its disk model.
 //! `telldir`, `seekdir`, `readdir_r` and `scandir` on one are refused by name.
 
-use crate::datadir::{lseek_disk, request, try_open};
+use crate::datadir::{disk_io, disk_path, lseek_disk, request, try_open};
 use crate::diskcalls::{is_data, refuse};
 use crate::prelude::*;
 use core::cell::UnsafeCell;
@@ -68,12 +68,8 @@ pub unsafe extern "C" fn opendir(path: *const c_char) -> *mut libc::DIR {
 
 #[no_mangle]
 pub unsafe extern "C" fn fdopendir(fd: c_int) -> *mut libc::DIR {
-    if fdtable::kind(fd) == FdKind::Disk {
-        if let Some(_g) = Guard::enter() {
-            if active() {
-                return new_handle(fd);
-            }
-        }
+    if let Some(r) = disk_io(fd, new_handle) {
+        return r;
     }
     real!(fdopendir: fn(c_int) -> *mut libc::DIR)(fd)
 }
@@ -97,24 +93,16 @@ fn next_record(h: &mut DirHandle) -> *mut c_void {
 
 #[no_mangle]
 pub unsafe extern "C" fn readdir(dirp: *mut libc::DIR) -> *mut libc::dirent {
-    if let Some(h) = ours(dirp) {
-        if let Some(_g) = Guard::enter() {
-            if active() {
-                return next_record(h).cast();
-            }
-        }
+    if let Some(r) = ours(dirp).and_then(|h| disk_path(|| Some(next_record(h).cast()))) {
+        return r;
     }
     real!(readdir: fn(*mut libc::DIR) -> *mut libc::dirent)(dirp)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn readdir64(dirp: *mut libc::DIR) -> *mut libc::dirent64 {
-    if let Some(h) = ours(dirp) {
-        if let Some(_g) = Guard::enter() {
-            if active() {
-                return next_record(h).cast();
-            }
-        }
+    if let Some(r) = ours(dirp).and_then(|h| disk_path(|| Some(next_record(h).cast()))) {
+        return r;
     }
     real!(readdir64: fn(*mut libc::DIR) -> *mut libc::dirent64)(dirp)
 }

@@ -4,7 +4,7 @@
 //! Modes, owners and times are not modelled: files report 0644, directories 0755, the caller's
 //! ids and the start of virtual time.
 
-use crate::datadir::{classify, path_request, request, Where};
+use crate::datadir::{classify, disk_io, disk_path, path_request, request, Where};
 use crate::prelude::*;
 
 /// The facts `stat` reports of a disk path or descriptor: mode, size, inode, links.
@@ -100,12 +100,8 @@ pub(crate) unsafe fn fstat_disk(fd: c_int, st: *mut libc::stat) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn stat(path: *const c_char, st: *mut libc::stat) -> c_int {
-    if let Some(_g) = Guard::enter() {
-        if active() {
-            if let Some(r) = try_stat(libc::AT_FDCWD, path, st, 0) {
-                return r;
-            }
-        }
+    if let Some(r) = disk_path(|| try_stat(libc::AT_FDCWD, path, st, 0)) {
+        return r;
     }
     real!(stat: fn(*const c_char, *mut libc::stat) -> c_int)(path, st)
 }
@@ -117,12 +113,8 @@ pub unsafe extern "C" fn stat64(path: *const c_char, st: *mut libc::stat) -> c_i
 
 #[no_mangle]
 pub unsafe extern "C" fn lstat(path: *const c_char, st: *mut libc::stat) -> c_int {
-    if let Some(_g) = Guard::enter() {
-        if active() {
-            if let Some(r) = try_stat(libc::AT_FDCWD, path, st, libc::AT_SYMLINK_NOFOLLOW) {
-                return r;
-            }
-        }
+    if let Some(r) = disk_path(|| try_stat(libc::AT_FDCWD, path, st, libc::AT_SYMLINK_NOFOLLOW)) {
+        return r;
     }
     real!(lstat: fn(*const c_char, *mut libc::stat) -> c_int)(path, st)
 }
@@ -134,12 +126,8 @@ pub unsafe extern "C" fn lstat64(path: *const c_char, st: *mut libc::stat) -> c_
 
 #[no_mangle]
 pub unsafe extern "C" fn fstat(fd: c_int, st: *mut libc::stat) -> c_int {
-    if fdtable::kind(fd) == FdKind::Disk {
-        if let Some(_g) = Guard::enter() {
-            if active() {
-                return fstat_disk(fd, st);
-            }
-        }
+    if let Some(r) = disk_io(fd, |fd| fstat_disk(fd, st)) {
+        return r;
     }
     real!(fstat: fn(c_int, *mut libc::stat) -> c_int)(fd, st)
 }
@@ -156,12 +144,8 @@ pub unsafe extern "C" fn fstatat(
     st: *mut libc::stat,
     flags: c_int,
 ) -> c_int {
-    if let Some(_g) = Guard::enter() {
-        if active() {
-            if let Some(r) = try_stat(dirfd, path, st, flags) {
-                return r;
-            }
-        }
+    if let Some(r) = disk_path(|| try_stat(dirfd, path, st, flags)) {
+        return r;
     }
     real!(fstatat: fn(c_int, *const c_char, *mut libc::stat, c_int) -> c_int)(
         dirfd, path, st, flags,
@@ -232,16 +216,16 @@ pub unsafe extern "C" fn statx(
     mask: c_uint,
     stx: *mut libc::statx,
 ) -> c_int {
-    if let Some(_g) = Guard::enter() {
-        if active() {
-            let mut st: libc::stat = core::mem::zeroed();
-            if let Some(r) = try_stat(dirfd, path, &mut st, flags) {
-                if r == 0 {
-                    fill_statx(stx, &st);
-                }
-                return r;
-            }
+    let served = disk_path(|| {
+        let mut st: libc::stat = core::mem::zeroed();
+        let r = try_stat(dirfd, path, &mut st, flags)?;
+        if r == 0 {
+            fill_statx(stx, &st);
         }
+        Some(r)
+    });
+    if let Some(r) = served {
+        return r;
     }
     real!(statx: fn(c_int, *const c_char, c_int, c_uint, *mut libc::statx) -> c_int)(
         dirfd, path, flags, mask, stx,
@@ -278,12 +262,8 @@ pub(crate) fn try_access(dirfd: c_int, path: *const c_char, mode: c_int) -> Opti
 
 #[no_mangle]
 pub unsafe extern "C" fn access(path: *const c_char, mode: c_int) -> c_int {
-    if let Some(_g) = Guard::enter() {
-        if active() {
-            if let Some(r) = try_access(libc::AT_FDCWD, path, mode) {
-                return r;
-            }
-        }
+    if let Some(r) = disk_path(|| try_access(libc::AT_FDCWD, path, mode)) {
+        return r;
     }
     real!(access: fn(*const c_char, c_int) -> c_int)(path, mode)
 }
@@ -295,12 +275,8 @@ pub unsafe extern "C" fn faccessat(
     mode: c_int,
     flags: c_int,
 ) -> c_int {
-    if let Some(_g) = Guard::enter() {
-        if active() {
-            if let Some(r) = try_access(dirfd, path, mode) {
-                return r;
-            }
-        }
+    if let Some(r) = disk_path(|| try_access(dirfd, path, mode)) {
+        return r;
     }
     real!(faccessat: fn(c_int, *const c_char, c_int, c_int) -> c_int)(dirfd, path, mode, flags)
 }
@@ -315,24 +291,16 @@ fn try_mkdir(dirfd: c_int, path: *const c_char) -> Option<c_int> {
 
 #[no_mangle]
 pub unsafe extern "C" fn mkdir(path: *const c_char, mode: libc::mode_t) -> c_int {
-    if let Some(_g) = Guard::enter() {
-        if active() {
-            if let Some(r) = try_mkdir(libc::AT_FDCWD, path) {
-                return r;
-            }
-        }
+    if let Some(r) = disk_path(|| try_mkdir(libc::AT_FDCWD, path)) {
+        return r;
     }
     real!(mkdir: fn(*const c_char, libc::mode_t) -> c_int)(path, mode)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn mkdirat(dirfd: c_int, path: *const c_char, mode: libc::mode_t) -> c_int {
-    if let Some(_g) = Guard::enter() {
-        if active() {
-            if let Some(r) = try_mkdir(dirfd, path) {
-                return r;
-            }
-        }
+    if let Some(r) = disk_path(|| try_mkdir(dirfd, path)) {
+        return r;
     }
     real!(mkdirat: fn(c_int, *const c_char, libc::mode_t) -> c_int)(dirfd, path, mode)
 }

@@ -8,6 +8,12 @@
 //! object but the shim answers the shim's own hook for every function the shim defines (it
 //! interposes that function for the whole process); every other name gets exactly the
 //! `RTLD_NEXT` answer relative to the real caller, found from the caller's return address.
+//!
+//! A look-up on a library's own handle (`dlopen("libc.so.6")`, as Python's `ctypes.CDLL` does)
+//! would answer libc's definition and bypass the hook the same way: where that answer is libc's
+//! and the shim defines the name, the shim's hook is answered instead. `dlvsym` is not
+//! interposed (the shim finds libc's `dlsym` with it), so a versioned look-up still reaches
+//! libc's own function; a fork made that way is caught by the atfork watch (`exec.rs`).
 
 use core::ffi::{c_char, c_int, c_void};
 use core::ptr;
@@ -117,6 +123,38 @@ fn lookup_in(objs: &Objects, i: usize, name: *const c_char, real: DlsymFn) -> *m
     }
 }
 
+/// Whether `p` is a definition in libc, or in the vDSO (glibc's `time` and `gettimeofday` are
+/// IFUNCs: a look-up answers the vDSO function they resolve to).
+pub(crate) fn in_libc(p: *mut c_void) -> bool {
+    if p.is_null() {
+        return false;
+    }
+    // SAFETY: dladdr only reads the loader's tables; dli_fname is NUL-terminated when set.
+    unsafe {
+        let mut dl: libc::Dl_info = core::mem::zeroed();
+        libc::dladdr(p, &mut dl) != 0 && !dl.dli_fname.is_null() && {
+            let f = core::ffi::CStr::from_ptr(dl.dli_fname).to_bytes();
+            f.windows(7).any(|w| w == b"libc.so") || f.starts_with(b"linux-vdso")
+        }
+    }
+}
+
+/// For libc's definition `p` of `name`, found on a handle by `caller`: the shim's hook of
+/// `name` where the shim has one (and the caller is not the shim itself), else `p`.
+fn hook_for(p: *mut c_void, name: *const c_char, caller: usize, real: DlsymFn) -> *mut c_void {
+    let objs = objects();
+    let Some(shim) = shim_index(&objs) else { return p };
+    if objs.index_of(caller) == Some(shim) {
+        return p;
+    }
+    let own = lookup_in(&objs, shim, name, real);
+    if own.is_null() {
+        p
+    } else {
+        own
+    }
+}
+
 /// The object that holds this function: the shim.
 fn shim_index(objs: &Objects) -> Option<usize> {
     objs.index_of(shim_index as *const () as usize)
@@ -124,9 +162,14 @@ fn shim_index(objs: &Objects) -> Option<usize> {
 
 extern "C" fn dlsym_from(handle: *mut c_void, name: *const c_char, caller: usize) -> *mut c_void {
     let Some(real) = real_dlsym() else { return ptr::null_mut() };
-    if handle != libc::RTLD_NEXT || name.is_null() {
+    if name.is_null() {
         // SAFETY: forwarded as the program asked.
         return unsafe { real(handle, name) };
+    }
+    if handle != libc::RTLD_NEXT {
+        // SAFETY: forwarded as the program asked.
+        let p = unsafe { real(handle, name) };
+        return if in_libc(p) { hook_for(p, name, caller, real) } else { p };
     }
     let objs = objects();
     let (Some(shim), Some(from)) = (shim_index(&objs), objs.index_of(caller)) else {

@@ -18,12 +18,23 @@ extern "C" {
 /// # Safety
 /// Active, inside a hook (the guard held), on the thread holding the baton.
 pub(crate) unsafe fn fork_simulated() -> libc::pid_t {
+    fork_simulated_by(real!(fork: fn() -> libc::pid_t))
+}
+
+/// [`fork_simulated`] with `real_fork` (libc's `fork`, or `_Fork`, which skips the `atfork`
+/// handlers) making the real child.
+///
+/// # Safety
+/// As [`fork_simulated`].
+unsafe fn fork_simulated_by(real_fork: unsafe extern "C" fn() -> libc::pid_t) -> libc::pid_t {
     let r = handoff(OP_FORK);
     if r < 0 {
         return ret_errno(r) as libc::pid_t;
     }
     let k = r as usize;
-    let pid = real!(fork: fn() -> libc::pid_t)();
+    SIMULATED_FORK.store(true, Ordering::Relaxed);
+    let pid = real_fork();
+    SIMULATED_FORK.store(false, Ordering::Relaxed);
     if pid == 0 {
         become_child(k);
         return 0;
@@ -40,6 +51,35 @@ pub(crate) unsafe fn fork_simulated() -> libc::pid_t {
     v as libc::pid_t
 }
 
+/// True while the shim itself forks: a fork whose `atfork` handlers run with this false was
+/// made by libc's `fork` reached without its symbol (glibc's own callers, e.g. sunrpc's
+/// `_openchild`, or a `dlsym` on libc's handle), and its child would run unseen.
+static SIMULATED_FORK: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
+/// Registers the `atfork` handlers that catch forks the hooks did not see (once per image).
+pub(crate) fn watch_unseen_forks() {
+    // SAFETY: registering plain functions; they only read atomics and end the run.
+    unsafe { libc::pthread_atfork(None, Some(unseen_fork_parent), Some(unseen_fork_child)) };
+}
+
+/// In the parent of an unseen fork: the run ends as unsupported, naming the call.
+extern "C" fn unseen_fork_parent() {
+    if !SIMULATED_FORK.load(Ordering::Relaxed) && active() {
+        unsupported(
+            b"fork(): a fork made inside glibc, not through the fork symbol (e.g. sunrpc), is not simulated",
+            libc::SYS_clone,
+            0,
+        );
+    }
+}
+
+/// In the child of an unseen fork: leaves at once, before running any of the program's code.
+extern "C" fn unseen_fork_child() {
+    if !SIMULATED_FORK.load(Ordering::Relaxed) && active() {
+        sys::exit_group(127);
+    }
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn fork() -> libc::pid_t {
     if let Some(_g) = Guard::enter() {
@@ -48,6 +88,106 @@ pub unsafe extern "C" fn fork() -> libc::pid_t {
         }
     }
     real!(fork: fn() -> libc::pid_t)()
+}
+
+/// glibc's `_Fork` (a fork without the `atfork` handlers), as `fork`.
+#[no_mangle]
+pub unsafe extern "C" fn _Fork() -> libc::pid_t {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            return fork_simulated_by(real!(_Fork: fn() -> libc::pid_t));
+        }
+    }
+    real!(_Fork: fn() -> libc::pid_t)()
+}
+
+/// `daemon` as glibc makes it, from a simulated fork (glibc's own calls its internal fork,
+/// which no hook sees): the parent exits 0, the child starts a session, moves to `/` unless
+/// `nochdir` and puts `/dev/null` on 0, 1 and 2 unless `noclose`.
+#[no_mangle]
+pub unsafe extern "C" fn daemon(nochdir: c_int, noclose: c_int) -> c_int {
+    {
+        let Some(_g) = Guard::enter() else {
+            return real!(daemon: fn(c_int, c_int) -> c_int)(nochdir, noclose);
+        };
+        if !active() {
+            drop(_g);
+            return real!(daemon: fn(c_int, c_int) -> c_int)(nochdir, noclose);
+        }
+        match fork_simulated() {
+            -1 => return -1,
+            0 => {}
+            _ => {
+                drop(_g);
+                crate::process::_exit(0);
+            }
+        }
+    }
+    if libc::setsid() < 0 {
+        return -1;
+    }
+    if nochdir == 0 && libc::chdir(c"/".as_ptr()) < 0 {
+        return -1;
+    }
+    if noclose == 0 {
+        let fd = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+        if fd < 0 {
+            return -1;
+        }
+        for target in 0..3 {
+            libc::dup2(fd, target);
+        }
+        if fd > 2 {
+            libc::close(fd);
+        }
+    }
+    0
+}
+
+/// `forkpty` as glibc makes it (`openpty`, fork, `login_tty` in the child), from a simulated
+/// fork; the terminal is a real one.
+#[no_mangle]
+pub unsafe extern "C" fn forkpty(
+    amaster: *mut c_int,
+    name: *mut c_char,
+    termp: *const libc::termios,
+    winp: *const libc::winsize,
+) -> libc::pid_t {
+    let pass = || {
+        let real = real!(forkpty: fn(
+            *mut c_int, *mut c_char, *const libc::termios, *const libc::winsize
+        ) -> libc::pid_t);
+        real(amaster, name, termp, winp)
+    };
+    let (mut master, mut slave) = (-1, -1);
+    {
+        let Some(_g) = Guard::enter() else { return pass() };
+        if !active() {
+            drop(_g);
+            return pass();
+        }
+        if libc::openpty(&mut master, &mut slave, name, termp, winp) < 0 {
+            return -1;
+        }
+        match fork_simulated() {
+            -1 => {
+                libc::close(master);
+                libc::close(slave);
+                return -1;
+            }
+            0 => {}
+            pid => {
+                libc::close(slave);
+                *amaster = master;
+                return pid;
+            }
+        }
+    }
+    libc::close(master);
+    if libc::login_tty(slave) < 0 {
+        crate::process::_exit(1);
+    }
+    0
 }
 
 /// As `fork`: the child gets a copy of the memory instead of sharing it until it execs or
@@ -68,27 +208,9 @@ fn my_slot_index() -> usize {
 fn put_var(buf: &mut [u8], at: &mut usize, name: &[u8], value: u64) -> *const c_char {
     let start = *at;
     let name = &name[..name.len() - 1]; // without the NUL
-    buf[start..start + name.len()].copy_from_slice(name);
-    *at += name.len();
-    buf[*at] = b'=';
-    *at += 1;
-    let mut digits = [0u8; 20];
-    let mut n = 0;
-    let mut v = value;
-    loop {
-        digits[n] = b'0' + (v % 10) as u8;
-        n += 1;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    for i in (0..n).rev() {
-        buf[*at] = digits[i];
-        *at += 1;
-    }
-    buf[*at] = 0;
-    *at += 1;
+    let mut t = crate::text::Text::new(&mut buf[start..]);
+    t.put(name).put(b"=").num(value).put(b"\0");
+    *at += t.len();
     buf[start..].as_ptr().cast()
 }
 

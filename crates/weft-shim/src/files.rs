@@ -4,9 +4,10 @@
 //! every other file operation, which runs natively, each one on
 //! a regular file opened through the hooks reported to the host, which puts it in the trace and
 //! treats it as a scheduling point. Paths under /dev, /proc and /sys are
-//! not recorded. Calls glibc makes internally (stdio's fopen/fwrite/fflush) are not seen; stdio
-//! on a data-directory file is refused by name.
+//! not recorded. Calls glibc makes internally (stdio's fopen/fwrite/fflush) are not seen, so
+//! stdio on a data-directory file gets a stream of the shim's own ([`crate::diskstdio`]).
 
+use crate::datadir::{disk_io, disk_path};
 use crate::prelude::*;
 use crate::procfs::open_simulated;
 use crate::random::{fopen_random, is_random_device, random_memfd};
@@ -25,8 +26,8 @@ unsafe fn simulated_open(dir: c_int, path: *const c_char, flags: c_int) -> Optio
     open_simulated(path).or_else(|| crate::datadir::try_open(dir, path, flags))
 }
 
-/// `fopen`'s counterpart of [`simulated_open`]; stdio on a data-directory file is refused by
-/// name (exit 4), never opened for real.
+/// `fopen`'s counterpart of [`simulated_open`]; a data-directory file gets a stream whose
+/// reads and writes go through the disk hooks ([`crate::diskstdio`]).
 unsafe fn simulated_fopen(path: *const c_char, mode: *const c_char) -> Option<*mut libc::FILE> {
     let _g = Guard::enter()?;
     if !active() {
@@ -38,14 +39,7 @@ unsafe fn simulated_fopen(path: *const c_char, mode: *const c_char) -> Option<*m
     if let Some(fd) = open_simulated(path) {
         return Some(libc::fdopen(fd, mode));
     }
-    if !matches!(crate::datadir::classify(libc::AT_FDCWD, path), crate::datadir::Where::Real) {
-        unsupported(
-            b"fopen of a data-directory file: stdio on simulated files is not modelled",
-            -1,
-            0,
-        );
-    }
-    None
+    crate::diskstdio::try_fopen(path, mode)
 }
 
 #[no_mangle]
@@ -405,22 +399,19 @@ fn einval() -> ssize_t {
     ret_errno(-(libc::EINVAL as i64)) as ssize_t
 }
 
-/// Runs `f` when `fd` is a file of the simulated disk (and the shim is active).
-fn disk_io<R>(fd: c_int, f: impl FnOnce(c_int) -> R) -> Option<R> {
-    if fdtable::kind(fd) != FdKind::Disk {
-        return None;
-    }
-    let _g = Guard::enter()?;
-    active().then(|| f(fd))
-}
-
-/// Runs `f` (which answers `None` for real paths) with the guard held, when active.
-fn disk_path(f: impl FnOnce() -> Option<c_int>) -> Option<c_int> {
-    let _g = Guard::enter()?;
-    if active() {
-        f()
-    } else {
-        None
+/// `preadv`/`pwritev` argument checks (a valid vector, a non-negative offset), then `io`.
+///
+/// # Safety
+/// `iov` points to `n` iovecs, as the caller of `preadv`/`pwritev` promised.
+unsafe fn at_offset(
+    iov: *const libc::iovec,
+    n: c_int,
+    off: libc::off_t,
+    io: impl FnOnce(&[libc::iovec]) -> ssize_t,
+) -> ssize_t {
+    match crate::io::iovecs(iov, n) {
+        Some(v) if off >= 0 => io(v),
+        _ => einval(),
     }
 }
 
@@ -484,11 +475,8 @@ pub unsafe extern "C" fn preadv(
     n: c_int,
     off: libc::off_t,
 ) -> ssize_t {
-    if let Some(r) = disk_io(fd, |fd| match crate::io::iovecs(iov, n) {
-        Some(_) if off < 0 => einval(),
-        Some(iov) => crate::datadir::readv(fd, iov, off),
-        None => ret_errno(-(libc::EINVAL as i64)) as ssize_t,
-    }) {
+    if let Some(r) = disk_io(fd, |fd| at_offset(iov, n, off, |v| crate::datadir::readv(fd, v, off)))
+    {
         return r;
     }
     real!(preadv: fn(c_int, *const libc::iovec, c_int, libc::off_t) -> ssize_t)(fd, iov, n, off)
@@ -511,11 +499,8 @@ pub unsafe extern "C" fn pwritev(
     n: c_int,
     off: libc::off_t,
 ) -> ssize_t {
-    if let Some(r) = disk_io(fd, |fd| match crate::io::iovecs(iov, n) {
-        Some(_) if off < 0 => einval(),
-        Some(iov) => crate::datadir::write(fd, iov, off),
-        None => ret_errno(-(libc::EINVAL as i64)) as ssize_t,
-    }) {
+    if let Some(r) = disk_io(fd, |fd| at_offset(iov, n, off, |v| crate::datadir::write(fd, v, off)))
+    {
         return r;
     }
     real!(pwritev: fn(c_int, *const libc::iovec, c_int, libc::off_t) -> ssize_t)(fd, iov, n, off)

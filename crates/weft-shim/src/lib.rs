@@ -2,10 +2,9 @@
 //! program deterministic under weft-host. It interposes libc's public entry points for time,
 //! randomness, sleeping and polling, UDP sockets and TCP-like streams, threads (creation,
 //! mutexes, condition variables), process identity, signals and timers (in virtual time),
-//! files under a node's data directories (served from the host's simulated disk), and (for the
-//! record) other file operations, and
-//! forwards every call that blocks, sends or receives to the host over a shared-memory slot
-//! with a futex hand-off. Calls that
+//! files under a node's data directories and their mappings (served from the host's simulated
+//! disk), and (for the record) other file operations, and forwards every call that blocks,
+//! sends or receives to the host over a shared-memory slot with a futex hand-off. Calls that
 //! only read (the clocks, random bytes) never leave the process: virtual time is read from a
 //! page the host updates, and random bytes come from a per-process stream the host seeds.
 //! Raw system calls that would bypass the hooks are trapped with a seccomp filter and reported
@@ -57,14 +56,18 @@ mod creds;
 mod datadir;
 mod diskcalls;
 mod disklist;
+mod diskmmap;
 mod diskstat;
+mod diskstdio;
 mod dl;
 mod epoll;
 mod exec;
 mod fdtable;
 mod files;
+mod internal_threads;
 mod io;
 mod local;
+mod machine;
 mod poll;
 mod process;
 mod procfs;
@@ -73,9 +76,11 @@ mod sigfd;
 mod signals;
 mod slot;
 mod sockets;
+mod text;
 mod threads;
 mod time;
 mod timers;
+mod vmspace;
 
 /// What every hook module uses: C types, the protocol, the hand-off and the descriptor table.
 mod prelude {

@@ -73,7 +73,8 @@ pub const SPIN_ITERS: u32 = 1000;
 // `Slot::addr_ip`/`addr_port` (host byte order). Answers: `Slot::ret` (>= 0, or -errno).
 /// First contact from a fresh process or a freshly exec'd image: `args[0]` = real pid.
 /// Answer: `args[0]` = random seed, `args[1]` = the process's virtual pid (what `getpid`
-/// answers: the same in every run), `args[2]` = its parent's (what `getppid` answers).
+/// answers: the same in every run), `args[2]` = its parent's (what `getppid` answers),
+/// `args[3]` = its node (what `uname` names it after).
 pub const OP_HELLO: u32 = 1;
 /// Sleep until the absolute virtual time `args[0]` (ns).
 pub const OP_SLEEP: u32 = 2;
@@ -240,7 +241,8 @@ pub const OP_DISK: u32 = 90;
 /// `args[3]` = dirfd. Answer the fd.
 pub const DISK_OPEN: i64 = 1;
 /// Read: `args[1]` = fd, `args[2]` = offset (-1: the fd's own, advanced), `args[3]` = length
-/// (at most `DATA_MAX`). Answer the count, bytes in `data`.
+/// (at most `DATA_MAX`), `args[4]` = 1 for the page-in of a mapping (no latent sector error is
+/// drawn). Answer the count, bytes in `data`.
 pub const DISK_READ: i64 = 2;
 /// Write `data[..len]`: `args[1]` = fd, `args[2]` = offset (-1: the fd's own, or the end with
 /// `O_APPEND`), `args[3]` = 1 when more of the same call follows (the host buffers the parts
@@ -274,6 +276,14 @@ pub const DISK_LOCK: i64 = 13;
 pub const DISK_GETFL: i64 = 14;
 /// `sync`/`syncfs`: every file and directory of the node's disk becomes durable.
 pub const DISK_SYNC: i64 = 15;
+/// A shared read-only mapping of fd `args[1]`'s file (`args[2]` = offset, `args[3]` =
+/// length) begins: while it lives, a write or truncate of the file ends the run as
+/// unsupported (the mapping is a copy). Answer a token (> 0) naming it.
+pub const DISK_MAP: i64 = 16;
+/// The mapping named by token `args[1]` ended (`munmap`).
+pub const DISK_UNMAP: i64 = 17;
+/// `linkat`: `args[1]`/`args[2]` = the two dirfds, `args[3]` = flags; `data` = both paths.
+pub const DISK_LINK: i64 = 18;
 
 /// The environment variable naming a node's data directories (absolute, `:`-separated).
 pub const ENV_DATA_DIRS: &[u8] = b"WEFT_DATA_DIRS\0";

@@ -189,6 +189,7 @@ fn init() {
     }
     sys::install_escape_trap();
     crate::signals::isolate();
+    crate::exec::watch_unseen_forks();
 
     let _g = Guard::enter();
     // SAFETY: active, slot mapped; hello is the first request of this process.
@@ -196,7 +197,7 @@ fn init() {
 }
 
 /// Says hello on `slot` (the first request of a process or exec'd image) and keeps what the
-/// host answers: the random seed, the virtual pid and the parent's.
+/// host answers: the random seed, the virtual pid, the parent's and the node.
 unsafe fn hello(slot: *mut Slot) {
     let s = &mut *slot;
     s.args[0] = sys::raw(libc::SYS_getpid, [0; 6]);
@@ -204,6 +205,7 @@ unsafe fn hello(slot: *mut Slot) {
     RNG.store(s.args[0] as u64, Ordering::Relaxed);
     VPID.store(s.args[1], Ordering::Relaxed);
     PPID.store(s.args[2], Ordering::Relaxed);
+    crate::machine::NODE.store(s.args[3] as u64, Ordering::Relaxed);
 }
 
 /// In a child just forked by the shim: the forking thread becomes the child's main thread on

@@ -8,13 +8,15 @@
 //! process's deterministic stream.
 //!
 //! Threads and processes made by raw system calls are trapped too: `fork` and `vfork` from
-//! anywhere but the stub, `clone3` from anywhere but the stub and glibc's `__clone3`, and
-//! `clone` with `CLONE_VM` from anywhere but the stub and glibc's `clone()`. glibc's own
-//! `clone3` (in `pthread_create`) is told ENOSYS, so glibc uses `clone`, whose flags a filter
-//! can read (`clone3` keeps them in memory a filter cannot). glibc's code is recognised by the
-//! offset of its `syscall` within its page (the same in every image), so a raw call whose
-//! instruction happens to sit at the same offset (1 in 4096) is not caught; nor is a raw
-//! `clone` without `CLONE_VM` (a fork): glibc's `fork` makes one from elsewhere.
+//! anywhere but the stub, `clone3` from anywhere but the stub and glibc's `__clone3`, `clone`
+//! with `CLONE_VM` from anywhere but the stub and glibc's `clone()`, and `clone` without it
+//! from anywhere but the stub and glibc's `_Fork`. glibc's own `clone3` (in `pthread_create`)
+//! is told ENOSYS, so glibc uses `clone`, whose flags a filter can read (`clone3` keeps them
+//! in memory a filter cannot). The SIGSYS handler simulates a trapped fork-like call (no
+//! `CLONE_VM`: `fork`, `vfork`, `clone`, `clone3`) as a fork (`clone::trapped`) and reports
+//! the rest. glibc's code is recognised by the offset of its `syscall` within its page (the
+//! same in every image), so a raw call whose instruction happens to sit at the same offset
+//! (1 in 4096) is not caught.
 
 use core::ffi::{c_int, c_void};
 use core::sync::atomic::AtomicU32;
@@ -106,6 +108,10 @@ const TRAPPED: &[(i64, &[u8])] = &[
     // glibc 2.34+ never makes these two.
     (libc::SYS_fork, b"fork"),
     (libc::SYS_vfork, b"vfork"),
+    // What the machine is differs between real ones: answered as `machine` simulates it.
+    (libc::SYS_uname, b"uname"),
+    (libc::SYS_sysinfo, b"sysinfo"),
+    (libc::SYS_sched_getaffinity, b"sched_getaffinity"),
 ];
 
 fn trapped_name(nr: i64) -> &'static [u8] {
@@ -117,29 +123,53 @@ fn trapped_name(nr: i64) -> &'static [u8] {
     TRAPPED.iter().find(|t| t.0 == nr).map(|t| t.1).unwrap_or(b"?")
 }
 
-/// The offsets within a page of the addresses after glibc's two thread-making `syscall`
-/// instructions (what the filter sees as the instruction pointer): `clone`'s (in `clone()`)
-/// and `clone3`'s (in the internal `__clone3`). An offset, unlike an address, is the same in
-/// every image that maps this libc, so a filter inherited across `exec` still recognises it.
-/// `None` where the code is not as expected.
-fn libc_clone_offsets() -> (Option<u32>, Option<u32>) {
+/// The offsets within a page of the addresses after glibc's three process-making `syscall`
+/// instructions (what the filter sees as the instruction pointer): `clone`'s (in `clone()`),
+/// `clone3`'s (in the internal `__clone3`) and the fork's (`clone` without `CLONE_VM`, in
+/// `_Fork`, which `fork`, `daemon` and `forkpty` reach). An offset, unlike an address, is the
+/// same in every image that maps this libc, so a filter inherited across `exec` still
+/// recognises it. `None` where the code is not as expected.
+#[derive(Clone, Copy)]
+struct LibcOffsets {
+    clone: Option<u32>,
+    clone3: Option<u32>,
+    fork: Option<u32>,
+}
+
+fn libc_clone_offsets() -> LibcOffsets {
     // mov $SYS_clone, %eax; syscall — and the same for SYS_clone3 (435).
     const CLONE: [u8; 7] = [0xb8, 56, 0, 0, 0, 0x0f, 0x05];
     const CLONE3: [u8; 7] = [0xb8, 0xb3, 0x01, 0, 0, 0x0f, 0x05];
-    let Some((text, clone_at)) = libc_text() else { return (None, None) };
+    let none = LibcOffsets { clone: None, clone3: None, fork: None };
+    let Some((text, clone_at)) = libc_text() else { return none };
     let offset = |at: usize| ((text.as_ptr() as usize + at + 7) & 0xfff) as u32;
-    // `clone()`'s own (glibc's `fork` has the same two instructions elsewhere).
-    let near = &text[clone_at..(clone_at + 128).min(text.len())];
-    let clone = near.windows(7).position(|w| w == CLONE).map(|at| offset(clone_at + at));
+    let first = |from: usize, len: usize, what: &[u8; 7]| {
+        let to = (from + len).min(text.len());
+        text[from.min(to)..to].windows(7).position(|w| w == what).map(|at| offset(from + at))
+    };
+    // `clone()`'s own (`_Fork` has the same two instructions elsewhere).
+    let clone = first(clone_at, 128, &CLONE);
+    // `_Fork`'s (exported since glibc 2.34; older ones fork from `fork` itself).
+    let fork = ["_Fork", "fork"].iter().find_map(|name| {
+        let at = libc_symbol(name, text)?;
+        first(at, 128, &CLONE)
+    });
     // `__clone3`'s (not exported, so not found by name): the first one near `clone()` (glibc
     // links the two side by side), else anywhere (a slow scan of all of libc's code).
-    let find3 = |from: usize, to: usize| {
-        text[from..to].windows(7).position(|w| w == CLONE3).map(|at| offset(from + at))
-    };
     const NEAR: usize = 64 << 10;
-    let clone3 = find3(clone_at.saturating_sub(NEAR), (clone_at + NEAR).min(text.len()))
-        .or_else(|| find3(0, text.len()));
-    (clone, clone3)
+    let clone3 = first(clone_at.saturating_sub(NEAR), 2 * NEAR, &CLONE3)
+        .or_else(|| first(0, text.len(), &CLONE3));
+    LibcOffsets { clone, clone3, fork }
+}
+
+/// Where libc's function `name` starts within `text`, if it is there.
+fn libc_symbol(name: &str, text: &[u8]) -> Option<usize> {
+    let mut buf = [0u8; 16];
+    buf[..name.len()].copy_from_slice(name.as_bytes());
+    // SAFETY: dlsym (the next definition, libc's, not the shim's) with a NUL-terminated name.
+    let addr = unsafe { libc::dlsym(libc::RTLD_NEXT, buf.as_ptr().cast()) } as usize;
+    let start = text.as_ptr() as usize;
+    (start..start + text.len()).contains(&addr).then(|| addr - start)
 }
 
 /// The executable segment of the libc that holds `clone()`, and where in it `clone()` starts.
@@ -224,15 +254,23 @@ pub fn install_escape_trap() {
     const JSET: u16 = (libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K) as u16;
     const AND: u16 = (libc::BPF_ALU | libc::BPF_AND | libc::BPF_K) as u16;
     const RET: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
-    let (clone_offset, clone3_offset) = libc_clone_offsets();
-    if clone_offset.is_none() || clone3_offset.is_none() {
+    const JA: u16 = (libc::BPF_JMP | libc::BPF_JA) as u16;
+    const TAX: u16 = (libc::BPF_MISC | libc::BPF_TAX) as u16;
+    const TXA: u16 = (libc::BPF_MISC | libc::BPF_TXA) as u16;
+    let offsets = libc_clone_offsets();
+    if offsets.clone.is_none() || offsets.clone3.is_none() {
         crate::slot::diag(
             b"weft-shim: note: glibc's clone code not recognised; raw thread clones go undetected\n",
         );
     }
+    if offsets.fork.is_none() {
+        crate::slot::diag(
+            b"weft-shim: note: glibc's fork code not recognised; raw fork-like clones go undetected\n",
+        );
+    }
     let n = TRAPPED.len();
-    let clone_at = 4 + n; // `clone`: trapped when it shares memory
-    let clone3_at = clone_at + 6; // `clone3`: trapped, or ENOSYS for glibc's
+    let clone_at = 4 + n; // `clone`: trapped unless glibc's thread or fork
+    let clone3_at = clone_at + 10; // `clone3`: trapped, or ENOSYS for glibc's
     let enosys_at = clone3_at + 4;
     let allow_at = enosys_at + 1; // not trapped
     let check_at = allow_at + 1; // the IP check
@@ -255,27 +293,38 @@ pub fn install_escape_trap() {
         push(jump(JEQ, t.0 as u32, to(4 + k, check_at), 0));
     }
     // Both tests are off (a number no call has) unless glibc's code was recognised.
-    let (clone_nr, clone3_nr) = match (clone_offset, clone3_offset) {
+    let (clone_nr, clone3_nr) = match (offsets.clone, offsets.clone3) {
         (Some(_), Some(_)) => (libc::SYS_clone as u32, libc::SYS_clone3 as u32),
         _ => (u32::MAX, u32::MAX),
     };
     // [clone_at] `clone` with CLONE_VM (a thread, or a vfork) is trapped unless it comes from
     // glibc's `clone()` (pthread_create's fallback; the program's own calls of it reach the
-    // shim's hook first) or from the shim's stub. Without CLONE_VM it is glibc's fork.
+    // shim's hook first); without it (a fork) unless it comes from glibc's `_Fork` (the
+    // shim's `fork` calls it; the program's own calls of `fork` and `_Fork` reach the hooks).
+    // The shim's stub may make either (the IP check). A trapped fork is simulated by the
+    // SIGSYS handler. If `_Fork` was not recognised, forks are let through as before.
     push(jump(JEQ, clone_nr, 0, to(clone_at, clone3_at)));
-    push(stmt(LD_W_ABS, 16)); // args[0], low word: the flags
-    push(jump(JSET, libc::CLONE_VM as u32, 0, to(clone_at + 2, allow_at)));
-    push(stmt(LD_W_ABS, 8)); // instruction pointer, low word
+    push(stmt(LD_W_ABS, 8)); // instruction pointer, low word, within its page
     push(stmt(AND, 0xfff));
-    let off = clone_offset.unwrap_or(0);
-    push(jump(JEQ, off, to(clone_at + 5, allow_at), to(clone_at + 5, check_at)));
+    push(stmt(TAX, 0));
+    push(stmt(LD_W_ABS, 16)); // args[0], low word: the flags
+    push(jump(JSET, libc::CLONE_VM as u32, 0, 2));
+    push(stmt(TXA, 0)); // [clone_at + 6] a thread: glibc's clone()?
+    let off = offsets.clone.unwrap_or(0);
+    push(jump(JEQ, off, to(clone_at + 7, allow_at), to(clone_at + 7, check_at)));
+    push(stmt(TXA, 0)); // [clone_at + 8] a fork: glibc's _Fork?
+    push(match offsets.fork {
+        Some(off) => jump(JEQ, off, to(clone_at + 9, allow_at), to(clone_at + 9, check_at)),
+        None => stmt(JA, to(clone_at + 9, allow_at) as u32),
+    });
     // [clone3_at] glibc's own `clone3` (pthread_create, posix_spawn) is told ENOSYS, so glibc
     // falls back to `clone`, whose flags the filter can read (`clone3` keeps them in memory).
-    // A trap would not do: glibc makes it with every signal blocked, SIGSYS too.
+    // A trap would not do: glibc makes it with every signal blocked, SIGSYS too. Any other
+    // is trapped; the SIGSYS handler simulates one without CLONE_VM as a fork.
     push(jump(JEQ, clone3_nr, 0, to(clone3_at, allow_at)));
     push(stmt(LD_W_ABS, 8));
     push(stmt(AND, 0xfff));
-    let off3 = clone3_offset.unwrap_or(0);
+    let off3 = offsets.clone3.unwrap_or(0);
     push(jump(JEQ, off3, to(clone3_at + 3, enosys_at), to(clone3_at + 3, check_at)));
     // [enosys_at]
     push(stmt(RET, libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32));
@@ -300,6 +349,11 @@ pub fn install_escape_trap() {
             );
         }
     }
+}
+
+/// Whether `nr` makes a thread or process (the SIGSYS handler simulates the fork-like ones).
+fn is_process_call(nr: i64) -> bool {
+    matches!(nr, libc::SYS_clone | libc::SYS_clone3 | libc::SYS_fork | libc::SYS_vfork)
 }
 
 /// Whether a trapped socket call made inside libc touches neither a simulated socket nor the
@@ -350,13 +404,13 @@ extern "C" fn on_sigsys(_sig: c_int, info: *mut libc::siginfo_t, ctx: *mut c_voi
         let uc = &mut *(ctx as *mut libc::ucontext_t);
         let mut dl: libc::Dl_info = core::mem::zeroed();
         let known = libc::dladdr(addr as *const c_void, &mut dl) != 0;
-        let in_libc = known && !dl.dli_fname.is_null() && {
-            let f = core::ffi::CStr::from_ptr(dl.dli_fname).to_bytes();
-            f.windows(7).any(|w| w == b"libc.so")
-        };
+        let in_libc = crate::dl::in_libc(addr as *mut c_void);
         let via_syscall_fn = known
             && !dl.dli_sname.is_null()
             && core::ffi::CStr::from_ptr(dl.dli_sname).to_bytes() == b"syscall";
+        if is_process_call(nr) && crate::clone::trapped(nr, uc) {
+            return; // simulated as a fork
+        }
         let g = &mut uc.uc_mcontext.gregs;
         if nr == libc::SYS_getrandom && in_libc && !via_syscall_fn {
             let buf = g[libc::REG_RDI as usize] as *mut u8;
@@ -373,6 +427,10 @@ extern "C" fn on_sigsys(_sig: c_int, info: *mut libc::siginfo_t, ctx: *mut c_voi
             g[libc::REG_R8 as usize],
             g[libc::REG_R9 as usize],
         ];
+        if let Some(r) = crate::machine::trapped(nr, &args) {
+            g[libc::REG_RAX as usize] = r;
+            return;
+        }
         if in_libc && !via_syscall_fn && harmless_socket_call(nr, &args) {
             // glibc's own use of netlink or Unix sockets (getaddrinfo's AI_ADDRCONFIG, syslog):
             // nothing simulated is involved, so run it from the shim's stub as it was asked.

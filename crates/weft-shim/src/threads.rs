@@ -34,14 +34,19 @@ pub(crate) fn thread_goodbye() {
     }
 }
 
-extern "C" fn trampoline(k: *mut c_void) -> *mut c_void {
-    let k = k as usize;
+/// A new thread's first step, on slot `k`: take the slot, wait for the baton before running
+/// any of the program's code (without spinning: the creator runs first, and on our CPU), and
+/// take the signals queued for it.
+pub(crate) fn enter_simulation(k: usize) {
     let slot = slot_at(k);
     let _ = MY_SLOT.try_with(|s| s.set(slot));
-    // Wait for the baton before running any of the program's code (without spinning: the
-    // creator runs first, and on our CPU).
     await_baton(slot, 0);
     crate::signals::take(slot);
+}
+
+extern "C" fn trampoline(k: *mut c_void) -> *mut c_void {
+    let k = k as usize;
+    enter_simulation(k);
     let f = START_FN[k].load(Ordering::Relaxed) as usize;
     let arg = START_ARG[k].load(Ordering::Relaxed) as *mut c_void;
     // SAFETY: `f` is the start routine the program passed to pthread_create.
@@ -253,7 +258,7 @@ pub unsafe extern "C" fn syscall(
                 if nr == libc::SYS_exit {
                     crate::clone::exit_thread(a1); // returns only on the main thread
                 } else {
-                    return crate::clone::raw(nr, a1, a2);
+                    return crate::clone::raw(nr, a1, a2, a3, a4);
                 }
             }
         }

@@ -1,0 +1,188 @@
+//! stdio on data-directory files. glibc's `fopen` opens with its internal `open` and its
+//! `FILE` reads and writes with its internal `read`/`write`, which no hook sees, so a `FILE`
+//! of a data-directory file is made with `fopencookie` instead: its read, write, seek and
+//! close functions are the shim's own hooks on the disk descriptor, so every byte stdio moves
+//! goes to the host's disk model at the moment glibc flushes it (as it would reach the kernel).
+//! `fileno` of such a `FILE` answers its descriptor (so `fsync(fileno(f))` syncs it); the
+//! table of those `FILE`s is this module's.
+
+use crate::prelude::*;
+
+/// glibc's `cookie_io_functions_t`.
+#[repr(C)]
+struct CookieIo {
+    read: Option<unsafe extern "C" fn(*mut c_void, *mut c_char, size_t) -> ssize_t>,
+    write: Option<unsafe extern "C" fn(*mut c_void, *const c_char, size_t) -> ssize_t>,
+    seek: Option<unsafe extern "C" fn(*mut c_void, *mut i64, c_int) -> c_int>,
+    close: Option<unsafe extern "C" fn(*mut c_void) -> c_int>,
+}
+
+extern "C" {
+    fn fopencookie(cookie: *mut c_void, mode: *const c_char, io: CookieIo) -> *mut libc::FILE;
+}
+
+/// The most data-directory `FILE`s open at once in one process.
+const FILES: usize = 64;
+/// The open data-directory `FILE`s (null: a free entry) and their descriptors.
+static FILE_PTRS: [AtomicPtr<libc::FILE>; FILES] =
+    [const { AtomicPtr::new(ptr::null_mut()) }; FILES];
+static FILE_FDS: [AtomicU32; FILES] = [const { AtomicU32::new(0) }; FILES];
+
+fn fd_of(cookie: *mut c_void) -> c_int {
+    cookie as usize as c_int
+}
+
+unsafe extern "C" fn cookie_read(cookie: *mut c_void, buf: *mut c_char, len: size_t) -> ssize_t {
+    crate::io::read(fd_of(cookie), buf.cast(), len)
+}
+
+unsafe extern "C" fn cookie_write(cookie: *mut c_void, buf: *const c_char, len: size_t) -> ssize_t {
+    // A cookie's write answers 0 on error (glibc's contract), never -1.
+    crate::io::write(fd_of(cookie), buf.cast(), len).max(0)
+}
+
+unsafe extern "C" fn cookie_seek(cookie: *mut c_void, pos: *mut i64, whence: c_int) -> c_int {
+    let r = crate::datadir::lseek(fd_of(cookie), *pos, whence);
+    if r < 0 {
+        return -1;
+    }
+    *pos = r;
+    0
+}
+
+unsafe extern "C" fn cookie_close(cookie: *mut c_void) -> c_int {
+    let fd = fd_of(cookie);
+    for (p, f) in FILE_PTRS.iter().zip(&FILE_FDS) {
+        if !p.load(Ordering::Relaxed).is_null() && f.load(Ordering::Relaxed) == fd as u32 {
+            p.store(ptr::null_mut(), Ordering::Relaxed);
+            break;
+        }
+    }
+    crate::io::close(fd)
+}
+
+/// A `FILE` for disk descriptor `fd` (which it then owns), opened with `mode`; null with
+/// errno on failure (`fd` stays open then, as with `fdopen`).
+pub(crate) unsafe fn disk_file(fd: c_int, mode: *const c_char) -> *mut libc::FILE {
+    let Some(free) = FILE_PTRS.iter().position(|p| p.load(Ordering::Relaxed).is_null()) else {
+        unsupported(b"more than 64 stdio streams on data-directory files at once", -1, 0);
+    };
+    let io = CookieIo {
+        read: Some(cookie_read),
+        write: Some(cookie_write),
+        seek: Some(cookie_seek),
+        close: Some(cookie_close),
+    };
+    let f = fopencookie(fd as usize as *mut c_void, mode, io);
+    if !f.is_null() {
+        FILE_FDS[free].store(fd as u32, Ordering::Relaxed);
+        FILE_PTRS[free].store(f, Ordering::Relaxed);
+    }
+    f
+}
+
+/// The `open` flags of an `fopen` mode (`r`, `w`, `a`, each with `+`; `x` exclusive, `e`
+/// close-on-exec; `b`, `m`, `c` and a `,ccs=` suffix change nothing here). `None`: invalid.
+fn mode_flags(mode: &[u8]) -> Option<c_int> {
+    let mut flags = match mode.first()? {
+        b'r' => 0,
+        b'w' => libc::O_CREAT | libc::O_TRUNC,
+        b'a' => libc::O_CREAT | libc::O_APPEND,
+        _ => return None,
+    };
+    let mut plus = false;
+    for &c in mode[1..].iter().take_while(|&&c| c != b',') {
+        match c {
+            b'+' => plus = true,
+            b'x' => flags |= libc::O_EXCL,
+            b'e' => flags |= libc::O_CLOEXEC,
+            _ => {}
+        }
+    }
+    let access = match (plus, mode[0]) {
+        (true, _) => libc::O_RDWR,
+        (false, b'r') => libc::O_RDONLY,
+        (false, _) => libc::O_WRONLY,
+    };
+    Some(flags | access)
+}
+
+/// `fopen` of a data-directory path (the caller holds the guard): `None` when the path is
+/// real; otherwise the stream, or null with errno.
+pub(crate) unsafe fn try_fopen(
+    path: *const c_char,
+    mode: *const c_char,
+) -> Option<*mut libc::FILE> {
+    if matches!(crate::datadir::classify(libc::AT_FDCWD, path), crate::datadir::Where::Real) {
+        return None;
+    }
+    let m = if mode.is_null() { &[][..] } else { core::ffi::CStr::from_ptr(mode).to_bytes() };
+    let Some(flags) = mode_flags(m) else {
+        set_errno(libc::EINVAL);
+        return Some(ptr::null_mut());
+    };
+    let fd = crate::datadir::try_open(libc::AT_FDCWD, path, flags)?;
+    if fd < 0 {
+        return Some(ptr::null_mut());
+    }
+    let f = disk_file(fd, mode);
+    if f.is_null() {
+        let e = *libc::__errno_location();
+        crate::io::forget_fd(fd);
+        real!(close: fn(c_int) -> c_int)(fd);
+        set_errno(e);
+    }
+    Some(f)
+}
+
+/// The descriptor of a data-directory stream, or `None`.
+fn disk_fileno(f: *mut libc::FILE) -> Option<c_int> {
+    if f.is_null() {
+        return None;
+    }
+    let i = FILE_PTRS.iter().position(|p| p.load(Ordering::Relaxed) == f)?;
+    Some(FILE_FDS[i].load(Ordering::Relaxed) as c_int)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fileno(f: *mut libc::FILE) -> c_int {
+    if let Some(fd) = disk_fileno(f) {
+        return fd;
+    }
+    real!(fileno: fn(*mut libc::FILE) -> c_int)(f)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fileno_unlocked(f: *mut libc::FILE) -> c_int {
+    if let Some(fd) = disk_fileno(f) {
+        return fd;
+    }
+    real!(fileno_unlocked: fn(*mut libc::FILE) -> c_int)(f)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fdopen(fd: c_int, mode: *const c_char) -> *mut libc::FILE {
+    if fdtable::kind(fd) == FdKind::Disk && active() {
+        return disk_file(fd, mode);
+    }
+    real!(fdopen: fn(c_int, *const c_char) -> *mut libc::FILE)(fd, mode)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mode_flags;
+
+    #[test]
+    fn fopen_modes_map_to_open_flags() {
+        use libc::*;
+        assert_eq!(mode_flags(b"r"), Some(O_RDONLY));
+        assert_eq!(mode_flags(b"rb+"), Some(O_RDWR));
+        assert_eq!(mode_flags(b"w"), Some(O_WRONLY | O_CREAT | O_TRUNC));
+        assert_eq!(mode_flags(b"we"), Some(O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC));
+        assert_eq!(mode_flags(b"a+"), Some(O_RDWR | O_CREAT | O_APPEND));
+        assert_eq!(mode_flags(b"wx"), Some(O_WRONLY | O_CREAT | O_TRUNC | O_EXCL));
+        assert_eq!(mode_flags(b"r,ccs=UTF-8"), Some(O_RDONLY));
+        assert_eq!(mode_flags(b"q"), None);
+        assert_eq!(mode_flags(b""), None);
+    }
+}
