@@ -2,7 +2,7 @@
 //! decisions, validated once (from the `process` target's options or from `weft run` flags).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use weft_core::SimDuration;
 
 /// What a run in which every process is blocked forever (no timer, nothing in flight) means.
@@ -94,6 +94,9 @@ pub(crate) struct Launch {
     pub(crate) args: Vec<String>,
     pub(crate) env: Vec<(String, String)>,
     pub(crate) cwd: Option<PathBuf>,
+    /// Where the process sees the run's folder, when that is not where it really is: the real
+    /// folder is bound at [`crate::workdir::VIEW_DIR`] in the process's own mount namespace.
+    pub(crate) view: Option<crate::workdir::View>,
     pub(crate) limits: Limits,
 }
 
@@ -130,6 +133,8 @@ pub struct HostConfig {
     pub work_dir: Option<PathBuf>,
     /// This run's folder under `work_dir` (set by [`crate::run_once`] for one run).
     pub(crate) run_dir: Option<PathBuf>,
+    /// Whether the processes see `run_dir` at [`crate::workdir::VIEW_DIR`] (set with it).
+    pub(crate) run_view: bool,
 }
 
 impl HostConfig {
@@ -155,6 +160,7 @@ impl HostConfig {
             shim: None,
             work_dir: None,
             run_dir: None,
+            run_view: false,
         }
     }
 
@@ -259,6 +265,9 @@ impl HostConfig {
             args: self.args_for(node),
             env,
             cwd: self.node_dir(node),
+            view: self.run_dir.as_ref().filter(|_| self.run_view).map(|real| {
+                crate::workdir::View::new(real, &self.seen_run_dir().unwrap_or_default(), node)
+            }),
             limits: group.limits,
         }
     }
@@ -275,8 +284,8 @@ impl HostConfig {
         if group.data_dirs.is_empty() {
             return Vec::new();
         }
-        let cwd = match self.node_dir(node) {
-            Some(d) => std::fs::canonicalize(&d).unwrap_or(d),
+        let cwd = match self.seen_run_dir() {
+            Some(d) => d.join(format!("n{node}")),
             None => std::env::current_dir()
                 .and_then(std::fs::canonicalize)
                 .unwrap_or_else(|_| PathBuf::from("/")),
@@ -303,8 +312,15 @@ impl HostConfig {
     /// The run's working folder as a resolved absolute path, if it has one.
     pub(crate) fn work_prefix(&self) -> Option<Vec<u8>> {
         use std::os::unix::ffi::OsStrExt;
-        let dir = std::fs::canonicalize(self.run_dir.as_ref()?).ok()?;
-        Some(dir.as_os_str().as_bytes().to_vec())
+        Some(self.seen_run_dir()?.as_os_str().as_bytes().to_vec())
+    }
+
+    /// The run's folder as its processes see it (what `getcwd` tells them, symlinks resolved):
+    /// the fixed [`crate::workdir::VIEW_DIR`] when it is bound there, else the real folder.
+    fn seen_run_dir(&self) -> Option<PathBuf> {
+        let real = self.run_dir.as_ref()?;
+        let dir = if self.run_view { Path::new(crate::workdir::VIEW_DIR) } else { real };
+        Some(std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()))
     }
 
     /// Per node: whether partition faults may cut its links (its group's `in_partitions`).

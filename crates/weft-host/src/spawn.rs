@@ -4,6 +4,7 @@
 
 use crate::config::{Launch, Limits};
 use crate::proto::{ENV_FD, ENV_SLOT};
+use crate::workdir::View;
 use std::cell::Cell;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -38,8 +39,28 @@ fn env_name(bytes: &[u8]) -> &str {
     std::str::from_utf8(&bytes[..bytes.len() - 1]).expect("ascii env name")
 }
 
-/// Between fork and exec: the process's memory (`RLIMIT_DATA`) and CPU-time (`RLIMIT_CPU`:
-/// SIGXCPU at the limit, SIGKILL two seconds later) limits.
+/// The limits every node starts with, whatever weft's own are: programs size themselves by
+/// them (Redis lowers `maxclients` and logs it under a low `RLIMIT_NOFILE`; the stack limit
+/// places every mapping and sizes each thread's stack), so inherited ones would make one run
+/// differ from machine to machine. Linux's usual defaults, (resource, soft, hard), but for
+/// the descriptors' hard limit: 16,384, under what machines commonly allow (so no privilege is
+/// needed to set it) and over what servers raise their soft limit to (Redis: 10,032).
+const NODE_LIMITS: [(libc::__rlimit_resource_t, u64, u64); 9] = [
+    (libc::RLIMIT_NOFILE, 1024, 16_384),
+    (libc::RLIMIT_STACK, 8 << 20, libc::RLIM_INFINITY),
+    (libc::RLIMIT_CORE, 0, libc::RLIM_INFINITY),
+    (libc::RLIMIT_MEMLOCK, 8 << 20, 8 << 20),
+    (libc::RLIMIT_AS, libc::RLIM_INFINITY, libc::RLIM_INFINITY),
+    (libc::RLIMIT_DATA, libc::RLIM_INFINITY, libc::RLIM_INFINITY),
+    (libc::RLIMIT_FSIZE, libc::RLIM_INFINITY, libc::RLIM_INFINITY),
+    (libc::RLIMIT_CPU, libc::RLIM_INFINITY, libc::RLIM_INFINITY),
+    (libc::RLIMIT_MSGQUEUE, 819_200, 819_200),
+];
+
+/// Between fork and exec: [`NODE_LIMITS`], then the node's memory (`RLIMIT_DATA`) and
+/// CPU-time (`RLIMIT_CPU`: SIGXCPU at the limit, SIGKILL two seconds later) limits. Where a
+/// hard limit may not be raised (weft without `CAP_SYS_RESOURCE`, under a lower one), the
+/// machine's hard limit stays and the soft one is capped by it.
 fn set_limits(limits: &Limits) -> io::Result<()> {
     let set = |resource, soft: u64, hard: u64| {
         let r = libc::rlimit { rlim_cur: soft, rlim_max: hard };
@@ -49,6 +70,14 @@ fn set_limits(limits: &Limits) -> io::Result<()> {
         }
         Ok(())
     };
+    for (resource, soft, hard) in NODE_LIMITS {
+        if set(resource, soft, hard).is_err() {
+            let mut now = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+            // SAFETY: getrlimit into a local struct is async-signal-safe.
+            unsafe { libc::getrlimit(resource, &mut now) };
+            set(resource, soft.min(now.rlim_max), now.rlim_max)?;
+        }
+    }
     if limits.memory_bytes > 0 {
         set(libc::RLIMIT_DATA, limits.memory_bytes, limits.memory_bytes)?;
     }
@@ -141,6 +170,50 @@ pub fn netns_available() -> bool {
         }
         cmd.status().map(|s| s.success()).unwrap_or(false)
     })
+}
+
+/// Whether a process started as simulated ones are can make `view`'s bind (the probe binds
+/// `/` itself at the view folder and so has no working directory to enter).
+pub(crate) fn probe_view(view: &View) -> bool {
+    let mut cmd = Command::new("/bin/true");
+    cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    let maps = IdMaps::new();
+    let view = view.clone();
+    // SAFETY: the closure calls only async-signal-safe functions on data built before fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            enter_namespaces(&maps)?;
+            bind_view(&view, false)
+        });
+    }
+    cmd.status().map(|s| s.success()).unwrap_or(false)
+}
+
+/// Between fork and exec, in the new user namespace: a mount namespace of the process's own
+/// (nothing propagates back), the real run folder bound at the view folder, and (`enter`)
+/// the node's working directory entered through it, so `getcwd` names the view.
+fn bind_view(view: &View, enter: bool) -> io::Result<()> {
+    let err = || Err(io::Error::last_os_error());
+    // SAFETY: unshare/mount/chdir are async-signal-safe; every path is NUL-terminated and
+    // was built before the fork.
+    unsafe {
+        if libc::unshare(libc::CLONE_NEWNS) != 0 {
+            return err();
+        }
+        let root = c"/".as_ptr();
+        let private = libc::MS_REC | libc::MS_PRIVATE;
+        if libc::mount(std::ptr::null(), root, std::ptr::null(), private, std::ptr::null()) != 0 {
+            return err();
+        }
+        let (real, at) = (view.real.as_ptr(), view.at.as_ptr());
+        if libc::mount(real, at, std::ptr::null(), libc::MS_BIND, std::ptr::null()) != 0 {
+            return err();
+        }
+        if enter && libc::chdir(view.cwd.as_ptr()) != 0 {
+            return err();
+        }
+    }
+    Ok(())
 }
 
 /// `/proc/self/{uid,gid}_map` contents mapping the caller's ids to themselves, built before a
@@ -254,12 +327,34 @@ fn write_proc_file(path: &[u8], data: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
+/// The search path every process gets.
+const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// The environment every process starts from, the same wherever and by whom weft was
+/// started (weft's own environment — its locale, terminal, home, cargo's variables — would
+/// otherwise change what a program does: glibc reads `LANG` at `setlocale`, for one):
+/// `PATH`, `HOME` and `PWD` naming the node's working directory as the process sees it, and
+/// `TZ=UTC0` (unset, glibc reads the real machine's `/etc/localtime` with a call the shim
+/// cannot see, and log lines' local times would follow it). The group's `env` is added on top.
+fn base_env(launch: &Launch) -> [(&'static str, String); 4] {
+    let cwd = match (&launch.view, &launch.cwd) {
+        (Some(v), _) => v.cwd.to_string_lossy().into_owned(),
+        (None, Some(dir)) => dir.to_string_lossy().into_owned(),
+        (None, None) => std::env::current_dir()
+            .map(|d| d.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| "/".into()),
+    };
+    [("PATH", PATH.to_string()), ("HOME", cwd.clone()), ("PWD", cwd), ("TZ", "UTC0".into())]
+}
+
 pub(crate) fn spawn(spec: &SpawnSpec<'_>) -> io::Result<Spawned> {
     let (read, write) = pipe()?;
     let write2 = write.try_clone()?;
     let launch = spec.launch;
     let mut cmd = Command::new(&launch.program);
     cmd.args(&launch.args)
+        .env_clear()
+        .envs(base_env(launch))
         .envs(launch.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::from(write))
@@ -275,15 +370,19 @@ pub(crate) fn spawn(spec: &SpawnSpec<'_>) -> io::Result<Spawned> {
         cmd.current_dir(dir);
     }
     let netns = spec.netns;
+    let view = launch.view.clone().filter(|_| netns);
     let limits = launch.limits;
     // SAFETY: the closure runs between fork and exec and calls only async-signal-safe
-    // functions (unshare, open/write/close, sched_setaffinity, personality, prctl, dup2,
+    // functions (unshare, mount, chdir, open/write/close, sched_setaffinity, personality, prctl, dup2,
     // setrlimit) on data prepared before the fork.
     unsafe {
         cmd.pre_exec(move || {
             if netns {
                 enter_namespaces(&maps)?;
                 configure_loopback(&address);
+            }
+            if let Some(view) = &view {
+                bind_view(view, true)?;
             }
             if let Some(cpu) = cpu {
                 let mut set: libc::cpu_set_t = std::mem::zeroed();

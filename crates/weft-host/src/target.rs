@@ -5,8 +5,8 @@ use crate::cluster::Cluster;
 use crate::config::{split_args, Group, HostConfig, Limits, Netns, OnIdle};
 use weft_check::history::HistoryModel;
 use weft_core::{
-    ConfigError, Decisions, Modality, Observer, OptionInfo, Outcome, PropertyInfo, RunReport,
-    RunSpec, Runner, Scenario, SimDuration, SimTime, Target, TargetInfo, VariantInfo,
+    Allowed, ConfigError, Decisions, Modality, Observer, OptionDecl, Outcome, PropertyInfo,
+    RunReport, RunSpec, Runner, Scenario, SimDuration, SimTime, Target, TargetInfo, VariantInfo,
 };
 
 /// Target `process`. Options (all strings, as in a [`RunSpec`]):
@@ -37,53 +37,73 @@ use weft_core::{
 /// scenario. Placeholders: see [`HostConfig`].
 pub struct ProcessTarget;
 
-const OPTIONS: &[OptionInfo] = &[
-    OptionInfo { name: "program", default: "", summary: "executable to run (or -o cluster=FILE)" },
-    OptionInfo {
-        name: "args",
-        default: "",
-        summary: "arguments joined by U+001F; {id} {ip} {port} {addr} {peers} {others} {nodes}",
-    },
-    OptionInfo { name: "nodes", default: "3", summary: "number of processes" },
-    OptionInfo {
-        name: "exit_codes",
-        default: "0",
-        summary: "comma list of successful exit statuses",
-    },
-    OptionInfo { name: "cluster", default: "", summary: "cluster file (TOML): node groups" },
-    OptionInfo { name: "cluster_json", default: "", summary: "resolved cluster (in repros)" },
-    OptionInfo { name: "memory_limit", default: "2GiB", summary: "memory per process (0: none)" },
-    OptionInfo { name: "cpu_limit", default: "300s", summary: "CPU time per process (0: none)" },
-    OptionInfo {
-        name: "work_dir",
-        default: "weft-out/work",
-        summary: "folder of fresh per-node working dirs",
-    },
-    OptionInfo { name: "forbid", default: "", summary: "output text that must never appear" },
-    OptionInfo {
-        name: "history",
-        default: "",
-        summary: "set | register | kv: check the WEFT-HISTORY lines",
-    },
-    OptionInfo {
-        name: "time_limit",
-        default: "60s",
-        summary: "virtual time at which the run ends",
-    },
-    OptionInfo {
-        name: "on_idle",
-        default: "deadlock",
-        summary: "deadlock | pass when all block forever",
-    },
-    OptionInfo {
-        name: "hang_events",
-        default: "100000",
-        summary: "calls without time advancing = hang",
-    },
-    OptionInfo { name: "port", default: "7000", summary: "port named by the placeholders" },
-    OptionInfo { name: "netns", default: "auto", summary: "auto | off: own network namespace" },
-    OptionInfo { name: "pin", default: "true", summary: "pin to one CPU" },
-    OptionInfo { name: "shim", default: "", summary: "shim .so path (default: embedded)" },
+/// Each option with the values it allows, listed by `weft targets` and checked before a run
+/// (`nodes` up to the shim's slot count); the text options (paths, lists, sizes, the history
+/// model) are checked when the configuration is loaded.
+const OPTIONS: &[OptionDecl] = &[
+    OptionDecl::new("program", "", Allowed::Any, "executable to run (or -o cluster=FILE)"),
+    OptionDecl::new(
+        "args",
+        "",
+        Allowed::Any,
+        "arguments joined by U+001F; {id} {ip} {port} {addr} {peers} {others} {nodes}",
+    ),
+    OptionDecl::new(
+        "nodes",
+        "3",
+        Allowed::Int { min: 1, max: crate::proto::MAX_SLOTS as u64 },
+        "number of processes",
+    ),
+    OptionDecl::new("exit_codes", "0", Allowed::Any, "comma list of successful exit statuses"),
+    OptionDecl::new("cluster", "", Allowed::Any, "cluster file (TOML): node groups"),
+    OptionDecl::new("cluster_json", "", Allowed::Any, "resolved cluster (in repros)"),
+    OptionDecl::new("memory_limit", "2GiB", Allowed::Any, "memory per process (0: none)"),
+    OptionDecl::new("cpu_limit", "300s", Allowed::Any, "CPU time per process (0: none)"),
+    OptionDecl::new(
+        "work_dir",
+        "weft-out/work",
+        Allowed::Any,
+        "folder of fresh per-node working dirs",
+    ),
+    OptionDecl::new("forbid", "", Allowed::Any, "output text that must never appear"),
+    OptionDecl::new(
+        "history",
+        "",
+        Allowed::Any,
+        "set | register | kv: check the WEFT-HISTORY lines",
+    ),
+    OptionDecl::new(
+        "time_limit",
+        "60s",
+        Allowed::Duration { min: SimDuration::from_millis(1), max: SimDuration::from_secs(86_400) },
+        "virtual time at which the run ends",
+    ),
+    OptionDecl::new(
+        "on_idle",
+        "deadlock",
+        Allowed::Word(&["deadlock", "pass"]),
+        "the outcome when every process blocks forever",
+    ),
+    OptionDecl::new(
+        "hang_events",
+        "100000",
+        Allowed::Int { min: 1, max: 1_000_000_000 },
+        "calls without time advancing = hang",
+    ),
+    OptionDecl::new(
+        "port",
+        "7000",
+        Allowed::Int { min: 1, max: 65_535 },
+        "port named by the placeholders",
+    ),
+    OptionDecl::new(
+        "netns",
+        "auto",
+        Allowed::Word(&["auto", "off"]),
+        "own user and network namespace",
+    ),
+    OptionDecl::new("pin", "true", Allowed::Bool, "pin to one CPU"),
+    OptionDecl::new("shim", "", Allowed::Any, "shim .so path (default: embedded)"),
 ];
 
 impl Target for ProcessTarget {
@@ -92,7 +112,7 @@ impl Target for ProcessTarget {
             name: "process",
             summary: "unmodified Linux binaries under the LD_PRELOAD shim",
             variants: vec![VariantInfo { name: "default", summary: "as configured" }],
-            options: OPTIONS.to_vec(),
+            options: weft_core::options::infos(OPTIONS),
             properties: vec![
                 PropertyInfo {
                     name: "no_forbidden_output",
@@ -106,6 +126,10 @@ impl Target for ProcessTarget {
                 },
             ],
         }
+    }
+
+    fn options(&self) -> Vec<OptionDecl> {
+        OPTIONS.to_vec()
     }
 
     fn prepare(&self, spec: &RunSpec) -> Result<Box<dyn Runner>, ConfigError> {
@@ -198,7 +222,7 @@ impl ProcessTarget {
     /// ([`crate::check_program`]) and made absolute; a recorded hash must still match.
     pub fn load(&self, spec: &RunSpec) -> Result<(HostConfig, Cluster), ConfigError> {
         let info = self.info();
-        info.validate(spec)?;
+        weft_core::check_spec(self, spec)?;
         let limits = self.limits(spec)?;
         let mut cluster = self.groups(spec, limits)?;
         for g in &mut cluster.groups {
@@ -319,6 +343,50 @@ impl Runner for ProcessRunner {
                 end_time: SimTime::ZERO,
                 sometimes: Vec::new(),
             },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(name: &str, value: &str) -> RunSpec {
+        RunSpec {
+            target: "process".into(),
+            variant: "default".into(),
+            options: [(name.to_string(), value.to_string())].into_iter().collect(),
+            property: None,
+        }
+    }
+
+    #[test]
+    fn options_declare_ranges_their_defaults_fit() {
+        let decls = ProcessTarget.options();
+        for o in &decls {
+            assert!(o.allowed.accepts(o.default), "{}'s default {:?}", o.name, o.default);
+        }
+        let nodes = decls.iter().find(|o| o.name == "nodes").unwrap();
+        assert_eq!(nodes.allowed.describe(), "an integer in 1..=64");
+        for (name, good, bad) in [
+            ("nodes", "64", "0"),
+            ("nodes", "1", "65"),
+            ("port", "65535", "70000"),
+            ("port", "1", "0"),
+            ("hang_events", "1", "0"),
+            ("time_limit", "200ms", "0s"),
+            ("time_limit", "1440m", "1441m"),
+            ("on_idle", "pass", "sometimes"),
+            ("netns", "off", "on"),
+            ("pin", "false", "yes"),
+        ] {
+            assert!(
+                weft_core::check_spec(&ProcessTarget, &with(name, good)).is_ok(),
+                "{name}={good}"
+            );
+            let err = weft_core::check_spec(&ProcessTarget, &with(name, bad)).unwrap_err();
+            assert!(err.to_string().contains(name), "{name}={bad}: {err}");
+            assert!(err.to_string().contains("expected"), "{name}={bad}: {err}");
         }
     }
 }

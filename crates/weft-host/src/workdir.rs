@@ -4,12 +4,54 @@
 //! `slotK.lock`, held for the run). A sequential run (`weft run`, `weft replay`, `--jobs 1`)
 //! with nothing else running in that folder gets `slot0`, so the paths a program sees repeat
 //! from run to run; the last run's files stay for inspection.
+//!
+//! Where the kernel gives a process its own user namespace, it also gets its own mount
+//! namespace in which the run's folder is bound at the fixed [`VIEW_DIR`]: the process's
+//! working directory is `/tmp/weft-run/nID` whatever the real folder (`--out`, the slot, the
+//! checkout) is, so a program that writes its absolute path into a file, or reads it back,
+//! does the same in every run of the seed, wherever it runs ([`View`]).
 
 use crate::config::HostConfig;
 use std::collections::BTreeSet;
+use std::ffi::CString;
 use std::io;
-use std::path::PathBuf;
-use std::sync::Mutex;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+/// Where every process sees its run's folder (an empty directory on the real file system,
+/// made by the first run; each process binds its own run's folder over it, privately).
+pub const VIEW_DIR: &str = "/tmp/weft-run";
+
+/// The bind a process makes before its program starts, as NUL-terminated paths built before
+/// the fork: the real run folder, [`VIEW_DIR`], and the node's working directory under it.
+#[derive(Clone, Debug)]
+pub(crate) struct View {
+    pub(crate) real: CString,
+    pub(crate) at: CString,
+    pub(crate) cwd: CString,
+}
+
+impl View {
+    pub(crate) fn new(real: &Path, at: &Path, node: u32) -> View {
+        let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).unwrap_or_default();
+        View { real: c(real), at: c(at), cwd: c(&at.join(format!("n{node}"))) }
+    }
+}
+
+/// Whether processes can see their run's folder at [`VIEW_DIR`] here: the directory exists
+/// (made if missing) and a process started as simulated ones are (user, network and mount
+/// namespace) can bind a folder there. Probed once.
+fn view_available() -> bool {
+    static AVAILABLE: OnceLock<bool> = OnceLock::new();
+    *AVAILABLE.get_or_init(|| {
+        if std::fs::create_dir_all(VIEW_DIR).is_err() {
+            return false;
+        }
+        let probe = View::new(Path::new(VIEW_DIR), Path::new(VIEW_DIR), 0);
+        crate::spawn::probe_view(&probe)
+    })
+}
 
 /// Slots held by runs in flight, per work folder.
 static HELD: Mutex<BTreeSet<(PathBuf, usize)>> = Mutex::new(BTreeSet::new());
@@ -59,6 +101,7 @@ pub(crate) fn claim(cfg: &HostConfig) -> io::Result<(HostConfig, RunDir)> {
     for node in 0..cfg.nodes {
         std::fs::create_dir_all(dir.join(format!("n{node}"))).map_err(context)?;
     }
+    run.run_view = cfg.netns == crate::config::Netns::Auto && view_available();
     run.run_dir = Some(dir);
     Ok((run, claim))
 }

@@ -36,15 +36,79 @@ fn file_calls_match_native() {
     assert!(!sim_dir.exists(), "the data directory is simulated: nothing real is written");
 }
 
+/// `tests/c/diskmap.c` under weft on a fresh data directory, ending with `end`.
+fn mapped(end: &str) -> weft_host::RunOutput {
+    let dir = fresh(&format!("map-{end}"));
+    let mut cfg = common::config("diskmap", &[dir.to_str().unwrap(), end], 1);
+    cfg.groups[0].data_dirs = vec![dir.display().to_string()];
+    let out =
+        weft_host::run_once(&cfg, &Scenario::calm(), &mut Decisions::random(2), &mut NullObserver);
+    assert!(!dir.exists(), "nothing real is written");
+    out.unwrap()
+}
+
+#[test]
+fn mappings_of_data_directory_files_match_native() {
+    let bin = common::compile("diskmap", &[]);
+    let native_dir = fresh("map-native");
+    std::fs::create_dir_all(&native_dir).unwrap();
+    let native = Command::new(&bin).arg(&native_dir).output().expect("run natively");
+    assert!(native.status.success(), "native run failed");
+    let native = String::from_utf8(native.stdout).unwrap();
+    assert!(native.contains("write after all unmapped -> 2"), "{native}");
+    let out = mapped("");
+    assert_eq!(out.report.outcome, Outcome::Pass, "under the shim: {}", out.render());
+    let shim: String = out.lines.iter().map(|l| format!("{}\n", l.text)).collect();
+    assert_eq!(shim, native, "shim (left) vs native (right)");
+}
+
+#[test]
+fn a_change_of_a_file_mapped_shared_is_refused_by_name() {
+    for (end, call) in [
+        ("write-while-mapped", "write of `"),
+        ("truncate-while-mapped", "ftruncate of `"),
+        ("child-write-while-mapped", "write of `"),
+    ] {
+        let out = mapped(end);
+        match &out.report.outcome {
+            Outcome::Unsupported { detail } => {
+                assert!(detail.contains(call) && detail.contains("MAP_SHARED"), "{end}: {detail}")
+            }
+            other => panic!("{end}: expected unsupported, got {other}: {}", out.render()),
+        }
+    }
+    let out = mapped("write-after-munmap");
+    assert_eq!(out.report.outcome, Outcome::Pass, "{}", out.render());
+    assert!(out.lines.iter().any(|l| l.text == "write -> 1"), "{}", out.render());
+}
+
+#[test]
+fn a_crash_ends_the_mappings_of_its_node() {
+    let dir = fresh("map-crash");
+    let mut cfg = common::config("diskmap", &[dir.to_str().unwrap(), "rewrite-after-restart"], 1);
+    cfg.groups[0].data_dirs = vec![dir.display().to_string()];
+    let mut scenario = Scenario::calm();
+    for (k, v) in [("rates.crash", "1/2"), ("budget.crashes", "1")] {
+        scenario.set_knob(k, v).unwrap();
+    }
+    scenario.fault_start = weft_core::SimDuration::from_millis(30);
+    scenario.fault_phase = weft_core::SimDuration::from_secs(2);
+    let mut d = Decisions::random(1);
+    let out = weft_host::run_once(&cfg, &scenario, &mut d, &mut NullObserver).unwrap();
+    assert_eq!(out.report.outcome, Outcome::Pass, "{}", out.render());
+    let texts: Vec<&str> = out.lines.iter().map(|l| l.text.as_str()).collect();
+    assert!(texts.contains(&"mapped -> 0"), "{texts:?}");
+    assert!(texts.contains(&"rewrite after restart -> 3"), "{texts:?}");
+}
+
 #[test]
 fn calls_the_disk_does_not_model_are_refused_by_name() {
     let dir = fresh("refuse");
     for (call, name) in [
         ("mmap", "mmap"),
         ("odirect", "O_DIRECT"),
-        ("link", "link"),
+        ("symlink", "symlink"),
         ("fallocate", "fallocate"),
-        ("fopen", "fopen"),
     ] {
         let mut cfg = common::config("diskrefuse", &[dir.to_str().unwrap(), call], 1);
         cfg.groups[0].data_dirs = vec![dir.display().to_string()];
@@ -59,15 +123,62 @@ fn calls_the_disk_does_not_model_are_refused_by_name() {
 }
 
 #[test]
-fn disk_fault_knobs_are_refused_for_real_programs_rather_than_ignored() {
+fn crash_at_call_is_refused_for_real_programs_rather_than_ignored() {
     let dir = fresh("knobs");
     let mut cfg = common::config("diskrefuse", &[dir.to_str().unwrap(), "none"], 1);
     cfg.groups[0].data_dirs = vec![dir.display().to_string()];
     let mut scenario = Scenario::calm();
-    scenario.set_knob("disk.eio", "1/10").unwrap();
+    scenario.set_knob("disk.crash_at_call", "1/10").unwrap();
     let out = weft_host::run_once(&cfg, &scenario, &mut Decisions::random(1), &mut NullObserver);
     match out.unwrap().report.outcome {
-        Outcome::Unsupported { detail } => assert!(detail.contains("eio"), "{detail}"),
+        Outcome::Unsupported { detail } => assert!(detail.contains("crash_at_call"), "{detail}"),
         other => panic!("expected unsupported, got {other}"),
     }
+}
+
+/// `tests/c/diskfault.c` (`rounds` rounds of write, fsync, read) under `knobs`: its output.
+fn faulted(knobs: &[(&str, &str)], rounds: &str, seed: u64) -> (String, u64) {
+    let dir = fresh("faults");
+    let mut cfg = common::config("diskfault", &[dir.to_str().unwrap(), rounds], 1);
+    cfg.groups[0].data_dirs = vec![dir.display().to_string()];
+    let mut scenario = Scenario::calm();
+    scenario.fault_phase = weft_core::SimDuration::from_secs(10);
+    for (k, v) in knobs {
+        scenario.set_knob(k, v).unwrap();
+    }
+    let mut d = Decisions::random(seed);
+    let out = weft_host::run_once(&cfg, &scenario, &mut d, &mut NullObserver).unwrap();
+    assert_eq!(out.report.outcome, Outcome::Pass, "{}", out.render());
+    (out.lines.iter().map(|l| format!("{}\n", l.text)).collect(), out.report.trace_hash)
+}
+
+#[test]
+fn disk_fault_knobs_reach_real_programs() {
+    let knobs = [
+        ("disk.eio", "1/4"),
+        ("disk.enospc", "1/4"),
+        ("disk.latent_error", "1/4"),
+        ("disk.corrupt_read", "1/4"),
+        ("disk.budget", "1000"),
+    ];
+    let (out, hash) = faulted(&knobs, "40", 1);
+    for want in ["-1 EIO", "ENOSPC", "differs"] {
+        assert!(out.contains(want), "no `{want}` in:\n{out}");
+    }
+    let failed = |what: &str, e: &str| {
+        out.lines().any(|l| l.starts_with(what) && l.contains(&format!("-1 {e}")))
+    };
+    assert!(failed("write", "EIO") && failed("write", "ENOSPC"), "{out}");
+    assert!(failed("fsync", "EIO") && failed("read", "EIO"), "{out}");
+    assert_eq!(faulted(&knobs, "40", 1), (out, hash), "same seed, same faults");
+    // The budget bounds them: none at all with a budget of 0.
+    let (calm, _) = faulted(&knobs[..4], "40", 1);
+    assert!(!calm.contains("-1") && !calm.contains("differs"), "{calm}");
+    // A misdirected write lands one block further: its round reads back something else.
+    let (mis, _) = faulted(&[("disk.misdirect", "1/1"), ("disk.budget", "1")], "3", 1);
+    assert_eq!(mis.matches("differs").count(), 1, "{mis}");
+    // A failed fsync that dropped its pages: the next one succeeds, reads still see the data.
+    let (drop, _) = faulted(&[("disk.fsync_drops_pages", "1/1"), ("disk.budget", "1")], "2", 1);
+    assert!(drop.contains("fsync 0 -> -1 EIO\nread 0 -> 64 0 same"), "{drop}");
+    assert!(drop.contains("fsync 1 -> 0 0"), "{drop}");
 }

@@ -63,3 +63,32 @@ fn getaddrinfo_with_and_without_addrconfig() {
         assert!(out.render().contains("n0 | got 2 bytes"), "{}", out.render());
     }
 }
+
+/// A program that prints what it can learn of where and how it was started, and writes its
+/// working directory into a file and reads it back (as redis-sentinel does with its config).
+fn where_am_i(work: &std::path::Path) -> weft_host::HostConfig {
+    let script = "pwd; echo \"$HOME $PWD $LANG ${CARGO:-no-cargo}\"; pwd > here; cat here";
+    let mut cfg = weft_host::HostConfig::new("/bin/sh", vec!["-c".into(), script.into()], 2);
+    cfg.work_dir = Some(work.to_path_buf());
+    cfg
+}
+
+#[test]
+fn processes_see_the_same_folder_and_environment_wherever_weft_runs() {
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let a = run(&where_am_i(&tmp.join("view-a")));
+    let b = run(&where_am_i(&tmp.join("view-b/a/longer/path")));
+    assert_eq!(a.report.outcome, Outcome::Pass);
+    let text: Vec<&str> = a.lines.iter().map(|l| l.text.as_str()).collect();
+    // cargo runs this test with CARGO and LANG (or not) set: the process sees neither.
+    assert!(text.iter().all(|t| !t.contains(env!("CARGO_PKG_NAME"))), "{text:?}");
+    if weft_host::netns_available() {
+        assert!(text.contains(&"/tmp/weft-run/n0"), "{text:?}");
+        assert!(text.contains(&"/tmp/weft-run/n1 /tmp/weft-run/n1  no-cargo"), "{text:?}");
+        assert_eq!(a.report.trace_hash, b.report.trace_hash, "the folder leaked into the run");
+        let texts = |o: &weft_host::RunOutput| -> Vec<String> {
+            o.lines.iter().map(|l| l.text.clone()).collect()
+        };
+        assert_eq!(texts(&a), texts(&b));
+    }
+}

@@ -13,6 +13,10 @@ use weft_host::{Group, HostConfig, ProcessRunner};
 fn installed(program: &str) -> bool {
     let ok = Path::new(program).exists();
     if !ok {
+        assert!(
+            option_env!("WEFT_REQUIRE_PACKAGES").is_none(),
+            "{program} is missing (.ci/run installs it)"
+        );
         println!("skipped: {program} is not installed (apt-get install it to run this test)");
     }
     ok

@@ -11,12 +11,16 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use weft_core::{Contract, Decisions, EventKind, Outcome, Scenario};
-use weft_host::{Cluster, HostConfig};
+use weft_host::HostConfig;
 
 /// The workload compiled against the system's libsqlite3, or `None` (with the reason printed)
 /// when the library's header is not installed.
 fn workload() -> Option<PathBuf> {
     if !Path::new("/usr/include/sqlite3.h").exists() {
+        assert!(
+            option_env!("WEFT_REQUIRE_PACKAGES").is_none(),
+            "libsqlite3-dev is missing (.ci/run installs it)"
+        );
         eprintln!("skipped: /usr/include/sqlite3.h is missing (apt-get install libsqlite3-dev)");
         return None;
     }
@@ -36,18 +40,9 @@ fn workload() -> Option<PathBuf> {
 /// The cluster file's configuration with the compiled workload, and its scenario under
 /// `contract`.
 fn setup(bin: &Path, contract: Contract) -> (HostConfig, Scenario) {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs/storage/sqlite.toml");
-    let cluster = Cluster::read(&file, Default::default()).unwrap();
-    assert_eq!(cluster.groups[0].data_dirs, ["data"]);
-    let mut groups = cluster.groups.clone();
-    groups[0].program = bin.to_path_buf();
-    let mut cfg = HostConfig::cluster(groups);
-    cfg.history = weft_check::history::HistoryModel::parse("set");
-    cfg.forbid = Some("CORRUPT".into());
-    cfg.time_limit = weft_core::SimDuration::from_secs(5);
-    cfg.work_dir = Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("sqlite-work"));
-    let mut scenario = cluster.apply_scenario(Scenario::calm()).unwrap();
-    scenario.disk.contract = contract;
+    let (cfg, scenario) =
+        common::storage_setup("sqlite.toml", bin.to_path_buf(), None, contract, "sqlite-work");
+    assert_eq!(cfg.groups[0].data_dirs, ["data"]);
     (cfg, scenario)
 }
 

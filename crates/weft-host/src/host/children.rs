@@ -28,6 +28,7 @@ impl World<'_> {
             (*s).args[0] = seed as i64;
             (*s).args[1] = self.procs[p].vpid as i64;
             (*s).args[2] = ppid as i64;
+            (*s).args[3] = self.procs[p].node as i64;
             (*s).ret = 0;
         }
         self.threads[t].wait = Wait::Ready;
@@ -43,6 +44,8 @@ impl World<'_> {
         }
         // As exec does: handlers back to default (ignored stays ignored), mask kept.
         self.procs[c.p].sig.exec();
+        // The new image has none of the old one's mappings.
+        self.disks.maps.drop_table(self.procs[c.p].table);
         let vpid = self.procs[c.p].vpid;
         self.event(c.node, EventKind::Note, None, None, vpid as u64, || format!("{vpid} exec"));
         self.answer_hello(c.t);
@@ -74,6 +77,7 @@ impl World<'_> {
         let q = self.procs.len() - 1;
         let (parent, child) = (self.procs[c.p].table, self.procs[q].table);
         self.fds.fork_table(c.node, parent, child);
+        self.disks.maps.fork(parent, child);
         // The child's thread keeps the forking thread's mask, with nothing pending.
         let sig = signals::ThreadSignals::inherit(&self.threads[c.t].sig);
         self.threads.push(Thread {

@@ -7,17 +7,20 @@
 //! ([`World::disk_crash`]), audited against another contract on `replay --contract`.
 //!
 //! Every run starts from empty data directories: the disks live in the host's memory only.
-//! What the model cannot serve (directory renames, `rmdir`, `O_DIRECT`, `O_TMPFILE`, record
+//! The namespace calls (`stat`, `rename`, `link`, `unlink`, `mkdir`, `access`, listings) are
+//! [`super::disknames`]'s; shared read-only mappings are tracked in [`super::diskmap`].
+//! What the model cannot serve (symbolic links, `O_DIRECT`, `O_TMPFILE`, record
 //! locks between processes, paths leaving the data directory) ends the run as unsupported,
 //! naming the call.
 
+use super::disknames::{find, parent_ok, Found};
 use super::*;
-use weft_core::{stable_hash, Site};
+use weft_core::{stable_hash, Site, SiteKind};
 use weft_sim::disk::Disk;
 
 /// The data directories of one node and the disk they live on.
 pub(super) struct NodeDisk {
-    disk: Disk,
+    pub(super) disk: Disk,
     dirs: Vec<String>,
 }
 
@@ -26,17 +29,17 @@ pub(super) struct NodeDisk {
 pub(super) enum Target {
     /// A file, by inode (it keeps its data when renamed or unlinked).
     File(usize),
-    /// A directory, by path (directories are never renamed: that is refused).
+    /// A directory, by path (a directory rename moves the paths of those under it).
     Dir(String),
 }
 
 /// An open file description of a disk file or directory.
 pub(super) struct OpenFile {
-    target: Target,
+    pub(super) target: Target,
     /// The path it was opened by (for messages).
-    path: String,
+    pub(super) path: String,
     /// The file offset; for a directory, the index of the next entry.
-    offset: u64,
+    pub(super) offset: u64,
     /// The open flags (access mode, `O_APPEND`, `O_SYNC`, `O_DSYNC`).
     flags: i32,
 }
@@ -47,6 +50,10 @@ pub(super) struct Disks {
     nodes: Vec<Option<NodeDisk>>,
     /// Per thread: the parts of a write larger than one request, until its last part.
     pending: BTreeMap<usize, Vec<u8>>,
+    /// Disk faults injected so far (bounded by `disk.budget`, a total over the kinds).
+    injected: u32,
+    /// Live shared mappings of simulated files.
+    pub(super) maps: super::diskmap::Mappings,
 }
 
 impl Disks {
@@ -65,32 +72,21 @@ impl Disks {
                 })
             })
             .collect();
-        Disks { nodes, pending: BTreeMap::new() }
+        Disks { nodes, pending: BTreeMap::new(), injected: 0, maps: Default::default() }
     }
 }
 
-/// Why the disk of this run cannot be what the scenario asks for: the disk fault knobs are
-/// applied to in-process targets only, so a run of real programs with data directories refuses
-/// them rather than silently ignore them.
+/// Why the disk of this run cannot be what the scenario asks for: `disk.crash_at_call` is a
+/// crash point between the storage calls of one in-process handler; a real program's node
+/// can already crash at every intercepted call (`rates.crash`), so a run of real programs with
+/// data directories refuses the knob rather than silently ignore it. The other disk fault
+/// knobs are applied ([`World::disk_fault`]).
 pub(super) fn unmodelled(cfg: &HostConfig, scenario: &Scenario) -> Option<String> {
-    let d = &scenario.disk;
-    let knobs = [
-        ("crash_at_call", d.crash_at_call),
-        ("eio", d.eio),
-        ("enospc", d.enospc),
-        ("fsync_drops_pages", d.fsync_drops_pages),
-        ("corrupt_read", d.corrupt_read),
-        ("latent_error", d.latent_error),
-        ("misdirect", d.misdirect),
-    ];
-    let on: Vec<&str> = knobs.iter().filter(|(_, r)| !r.is_zero()).map(|(k, _)| *k).collect();
     let has_disk = (0..cfg.nodes).any(|n| !cfg.group_of(n).0.data_dirs.is_empty());
-    (has_disk && !on.is_empty()).then(|| {
-        format!(
-            "disk fault knobs ({}) are not applied to real programs' data directories yet \
-             (a crash already falls between any two intercepted calls)",
-            on.join(", ")
-        )
+    (has_disk && !scenario.disk.crash_at_call.is_zero()).then(|| {
+        "disk fault knob crash_at_call is for in-process targets: a real program's node can \
+         already crash at every intercepted call (use rates.crash)"
+            .to_string()
     })
 }
 
@@ -107,75 +103,19 @@ fn make_dirs(disk: &mut Disk, dir: &str) {
     }
 }
 
-fn parent(path: &str) -> &str {
-    path.rsplit_once('/').map_or("", |(d, _)| d)
-}
-
-/// What a path names on a disk.
-enum Found {
-    File(usize),
-    Dir,
-    Nothing,
-}
-
-fn find(disk: &Disk, path: &str) -> Found {
-    if let Some(i) = disk.file_inode(path) {
-        Found::File(i)
-    } else if disk.is_dir(path) {
-        Found::Dir
-    } else {
-        Found::Nothing
-    }
-}
-
-/// Whether `path`'s parent is a directory: else `ENOTDIR` (an ancestor is a file) or `ENOENT`.
-fn parent_ok(disk: &Disk, path: &str) -> Result<(), i64> {
-    let dir = parent(path);
-    if disk.is_dir(dir) {
-        return Ok(());
-    }
-    let mut at = String::new();
-    for part in dir.split('/').filter(|p| !p.is_empty()) {
-        at = format!("{at}/{part}");
-        if disk.file_inode(&at).is_some() {
-            return Err(-(libc::ENOTDIR as i64));
-        }
-        if !disk.is_dir(&at) {
-            break;
-        }
-    }
-    Err(-(libc::ENOENT as i64))
-}
-
 /// `path` with `.`, `..` and repeated `/` resolved lexically.
-fn normalize(path: &str) -> String {
+pub(super) fn normalize(path: &str) -> String {
     crate::config::normalize_path(path)
 }
 
 /// The NUL-terminated strings in `slot.data[..len]`.
-fn paths(slot: &Slot) -> Vec<String> {
+pub(super) fn paths(slot: &Slot) -> Vec<String> {
     let len = (slot.len as usize).min(DATA_MAX);
     slot.data[..len].split(|&b| b == 0).map(|p| String::from_utf8_lossy(p).into_owned()).collect()
 }
 
-fn err(e: i32) -> Reply {
+pub(super) fn err(e: i32) -> Reply {
     Reply::Ret(-(e as i64))
-}
-
-/// Inode numbers `stat` reports: files from 0x1000, directories by a hash of their path.
-fn dir_ino(path: &str) -> i64 {
-    (0x4000_0000 | (stable_hash(path) & 0x3fff_ffff)) as i64
-}
-
-/// One `linux_dirent64` record: inode, next position, length, type, name, NUL, padding.
-fn dirent(out: &mut Vec<u8>, ino: i64, next: i64, dir: bool, name: &str) {
-    let len = (19 + name.len() + 1 + 7) & !7;
-    out.extend_from_slice(&ino.to_ne_bytes());
-    out.extend_from_slice(&next.to_ne_bytes());
-    out.extend_from_slice(&(len as u16).to_ne_bytes());
-    out.push(if dir { libc::DT_DIR } else { libc::DT_REG });
-    out.extend_from_slice(name.as_bytes());
-    out.resize(out.len() + len - 19 - name.len(), 0);
 }
 
 impl World<'_> {
@@ -200,23 +140,33 @@ impl World<'_> {
             DISK_LOCK => self.disk_lock(c, slot),
             DISK_GETFL => self.disk_getfl(c, slot),
             DISK_SYNC => self.disk_sync(c),
+            DISK_MAP => self.disk_map(c, slot),
+            DISK_UNMAP => self.disk_unmap(c, slot),
+            DISK_LINK => self.disk_link(c, slot),
             k => self.disk_unsupported(c, &format!("unknown disk call {k} (shim/host mismatch)")),
         }
     }
 
-    fn nd(&self, node: u32) -> &NodeDisk {
+    pub(super) fn nd(&self, node: u32) -> &NodeDisk {
         self.disks.nodes[node as usize].as_ref().expect("a node with data directories")
     }
 
-    fn nd_mut(&mut self, node: u32) -> &mut NodeDisk {
+    pub(super) fn nd_mut(&mut self, node: u32) -> &mut NodeDisk {
         self.disks.nodes[node as usize].as_mut().expect("a node with data directories")
     }
 
     /// Ends the run: the program made a disk call the model cannot serve.
-    fn disk_unsupported(&mut self, c: Caller, what: &str) -> Reply {
+    pub(super) fn disk_unsupported(&mut self, c: Caller, what: &str) -> Reply {
         let detail = format!("node {}: {what}", c.node);
         let w = what.to_string();
-        self.event(c.node, EventKind::Note, None, None, stable_hash(what), || {
+        // Hashed without the run's folder (it differs between parallel runs).
+        let mut rel = w.clone();
+        if let Some(Some(nd)) = self.disks.nodes.get(c.node as usize) {
+            for (k, d) in nd.dirs.iter().enumerate() {
+                rel = rel.replace(d.as_str(), &format!("{{dir{k}}}"));
+            }
+        }
+        self.event(c.node, EventKind::Note, None, None, stable_hash(&rel), || {
             format!("unsupported: {w}")
         });
         self.fail(Outcome::Unsupported { detail });
@@ -230,7 +180,7 @@ impl World<'_> {
 
     /// The path a request names (`dirfd` + the path in `data`), absolute and normalised, if it
     /// lies under one of the node's data directories.
-    fn disk_path(&self, c: Caller, dirfd: i64, path: &str) -> Result<String, String> {
+    pub(super) fn disk_path(&self, c: Caller, dirfd: i64, path: &str) -> Result<String, String> {
         let full = if path.starts_with('/') || dirfd == libc::AT_FDCWD as i64 {
             normalize(path)
         } else {
@@ -249,7 +199,14 @@ impl World<'_> {
 
     /// A trace event for a call that changed the disk. The payload hashes the call with paths
     /// relative to the data directories (a run's folder differs between parallel runs).
-    fn disk_event(&mut self, node: u32, what: &str, path: &str, nums: &[i64], summary: String) {
+    pub(super) fn disk_event(
+        &mut self,
+        node: u32,
+        what: &str,
+        path: &str,
+        nums: &[i64],
+        summary: String,
+    ) {
         let nd = self.nd(node);
         let rel = nd
             .dirs
@@ -268,10 +225,9 @@ impl World<'_> {
 
     fn disk_open(&mut self, c: Caller, slot: &mut Slot) -> Reply {
         let (fd, flags, dirfd) = (slot.args[1] as i32, slot.args[2] as i32, slot.args[3]);
-        let raw = paths(slot).swap_remove(0);
-        let path = match self.disk_path(c, dirfd, &raw) {
+        let path = match self.one_disk_path(c, slot, dirfd, "open") {
             Ok(p) => p,
-            Err(why) => return self.disk_unsupported(c, &format!("open: {why}")),
+            Err(reply) => return reply,
         };
         if flags & libc::O_DIRECT != 0 {
             let what = format!("open(`{path}`, O_DIRECT): direct I/O is not modelled");
@@ -294,6 +250,9 @@ impl World<'_> {
             Found::File(_) if flags & libc::O_DIRECTORY != 0 => return err(libc::ENOTDIR),
             Found::File(i) => {
                 if flags & libc::O_TRUNC != 0 && self.nd(node).disk.inode_size(i) > 0 {
+                    if let Some(r) = self.unmapped_or_refuse(c, i, "open(O_TRUNC)") {
+                        return r;
+                    }
                     self.nd_mut(node).disk.truncate_inode(i, 0);
                     let s = format!("disk open {path} O_TRUNC");
                     self.disk_event(node, "trunc", &path, &[0], s);
@@ -323,6 +282,14 @@ impl World<'_> {
         Reply::Ret(fd as i64)
     }
 
+    /// The inode and path of the disk file open at `fd` (`None`: no file there).
+    pub(super) fn disk_inode(&self, node: u32, fd: i32) -> Option<(usize, String)> {
+        match self.fds.file(node, fd)? {
+            OpenFile { target: Target::File(i), path, .. } => Some((*i, path.clone())),
+            _ => None,
+        }
+    }
+
     /// The open disk file at `fd` as (inode, offset, flags): `EBADF` when `fd` is no disk
     /// descriptor, `EISDIR` when it is a directory.
     fn open_inode(&self, node: u32, fd: i32) -> Result<(usize, u64, i32), i32> {
@@ -344,9 +311,18 @@ impl World<'_> {
         }
         let at = if off < 0 { offset } else { off as u64 };
         let len = (len.max(0) as usize).min(DATA_MAX);
+        let page_in = slot.args[4] == 1;
+        if !page_in && self.disk_fault(c.node, self.scenario.disk.latent_error) {
+            return self.injected(c.node, fd, "EIO (latent sector error) on read", libc::EIO);
+        }
         let bytes = self.nd(c.node).disk.read_inode(i, at as usize, len);
         let n = bytes.len();
         slot.data[..n].copy_from_slice(bytes);
+        if n > 0 && self.disk_fault(c.node, self.scenario.disk.corrupt_read) {
+            let k = self.decisions.at(Site::new(SiteKind::Disk, c.node, 1)).choose(n as u64);
+            slot.data[k as usize] ^= 0x40;
+            let _ = self.injected(c.node, fd, &format!("byte {} of a read corrupted", at + k), 0);
+        }
         if off < 0 {
             self.fds.file_mut(c.node, fd).expect("open").offset = at + n as u64;
         }
@@ -371,6 +347,18 @@ impl World<'_> {
             return Reply::Ret(len as i64);
         }
         let node = c.node;
+        if let Some(r) = self.unmapped_or_refuse(c, i, "write") {
+            return r;
+        }
+        if let Some(reply) = self.write_fault(node, fd) {
+            return reply;
+        }
+        let shift = if self.disk_fault(node, self.scenario.disk.misdirect) {
+            let _ = self.injected(node, fd, "write misdirected one block further", 0);
+            self.scenario.disk.block_size as usize
+        } else {
+            0
+        };
         let disk = &mut self.nd_mut(node).disk;
         let at = if flags & libc::O_APPEND != 0 {
             disk.inode_size(i) as u64
@@ -379,7 +367,7 @@ impl World<'_> {
         } else {
             off as u64
         };
-        disk.write_inode(i, at as usize, &bytes);
+        disk.write_inode(i, at as usize + shift, &bytes);
         let synced = flags & (libc::O_SYNC | libc::O_DSYNC) != 0;
         if synced {
             disk.fsync_inode(i);
@@ -432,6 +420,11 @@ impl World<'_> {
         let Some(f) = self.fds.file(c.node, fd) else { return err(libc::EBADF) };
         let (target, path) = (f.target.clone(), f.path.clone());
         let name = if data_only { "fdatasync" } else { "fsync" };
+        if let Target::File(i) = target {
+            if let Some(reply) = self.fsync_fault(c.node, fd, i, &path) {
+                return reply;
+            }
+        }
         match target {
             Target::File(i) => self.nd_mut(c.node).disk.fsync_inode(i),
             Target::Dir(d) => {
@@ -452,173 +445,13 @@ impl World<'_> {
         if len < 0 || flags & libc::O_ACCMODE == libc::O_RDONLY {
             return err(libc::EINVAL);
         }
+        if let Some(r) = self.unmapped_or_refuse(c, i, "ftruncate") {
+            return r;
+        }
         self.nd_mut(c.node).disk.truncate_inode(i, len as usize);
         let path = self.fds.file(c.node, fd).expect("open").path.clone();
         self.disk_event(c.node, "truncate", &path, &[len], format!("disk ftruncate {path} {len}"));
         Reply::Ret(0)
-    }
-
-    fn disk_stat(&mut self, c: Caller, slot: &mut Slot) -> Reply {
-        let (fd, flags, by_fd) = (slot.args[1], slot.args[2] as i32, slot.args[3] == 1);
-        let raw = paths(slot).swap_remove(0);
-        let target = if by_fd || (raw.is_empty() && flags & libc::AT_EMPTY_PATH != 0) {
-            match self.fds.file(c.node, fd as i32) {
-                Some(f) => Some(f.target.clone()),
-                None => return err(libc::EBADF),
-            }
-        } else {
-            let path = match self.disk_path(c, fd, &raw) {
-                Ok(p) => p,
-                Err(why) => return self.disk_unsupported(c, &format!("stat: {why}")),
-            };
-            match find(&self.nd(c.node).disk, &path) {
-                Found::File(i) => Some(Target::File(i)),
-                Found::Dir => Some(Target::Dir(path)),
-                Found::Nothing => {
-                    return Reply::Ret(parent_ok(&self.nd(c.node).disk, &path).err().unwrap_or(-2))
-                }
-            }
-        };
-        let disk = &self.nd(c.node).disk;
-        let (mode, size, ino, links) = match target.expect("found") {
-            Target::File(i) => (
-                libc::S_IFREG | 0o644,
-                disk.inode_size(i) as i64,
-                0x1000 + i as i64,
-                disk.inode_links(i) as i64,
-            ),
-            Target::Dir(d) => (libc::S_IFDIR | 0o755, 4096, dir_ino(&d), 2),
-        };
-        slot.args[1] = mode as i64;
-        slot.args[2] = size;
-        slot.args[3] = ino;
-        slot.args[4] = links;
-        Reply::Ret(0)
-    }
-
-    fn disk_rename(&mut self, c: Caller, slot: &mut Slot) -> Reply {
-        let (d1, d2, flags) = (slot.args[1], slot.args[2], slot.args[3] as u32);
-        let names = paths(slot);
-        let (from, to) = match (
-            self.disk_path(c, d1, names.first().map_or("", |s| s)),
-            self.disk_path(c, d2, names.get(1).map_or("", |s| s)),
-        ) {
-            (Ok(a), Ok(b)) => (a, b),
-            (Err(why), _) | (_, Err(why)) => {
-                return self.disk_unsupported(c, &format!("rename: {why}"))
-            }
-        };
-        if flags & !libc::RENAME_NOREPLACE != 0 {
-            let what = format!("renameat2(`{from}`, `{to}`) with flags {flags:#x} is not modelled");
-            return self.disk_unsupported(c, &what);
-        }
-        let disk = &self.nd(c.node).disk;
-        match find(disk, &from) {
-            Found::Nothing => return Reply::Ret(parent_ok(disk, &from).err().unwrap_or(-2)),
-            Found::Dir => {
-                let what =
-                    format!("rename of the directory `{from}`: directory renames are not modelled");
-                return self.disk_unsupported(c, &what);
-            }
-            Found::File(_) => {}
-        }
-        match find(disk, &to) {
-            Found::Dir => return err(libc::EISDIR),
-            Found::File(_) if flags & libc::RENAME_NOREPLACE != 0 => return err(libc::EEXIST),
-            _ => {}
-        }
-        if let Err(e) = parent_ok(disk, &to) {
-            return Reply::Ret(e);
-        }
-        let _ = self.nd_mut(c.node).disk.rename(&from, &to);
-        let s = format!("disk rename {from} -> {to}");
-        self.disk_event(c.node, "rename", &from, &[stable_hash(&to) as i64], s);
-        Reply::Ret(0)
-    }
-
-    fn disk_unlink(&mut self, c: Caller, slot: &mut Slot) -> Reply {
-        let (dirfd, flags) = (slot.args[1], slot.args[2] as i32);
-        let raw = paths(slot).swap_remove(0);
-        let path = match self.disk_path(c, dirfd, &raw) {
-            Ok(p) => p,
-            Err(why) => return self.disk_unsupported(c, &format!("unlink: {why}")),
-        };
-        if flags & libc::AT_REMOVEDIR != 0 {
-            let what = format!("rmdir(`{path}`): removing directories is not modelled");
-            return self.disk_unsupported(c, &what);
-        }
-        let disk = &self.nd(c.node).disk;
-        match find(disk, &path) {
-            Found::Nothing => return Reply::Ret(parent_ok(disk, &path).err().unwrap_or(-2)),
-            Found::Dir => return err(libc::EISDIR),
-            Found::File(_) => {}
-        }
-        let _ = self.nd_mut(c.node).disk.unlink(&path);
-        self.disk_event(c.node, "unlink", &path, &[], format!("disk unlink {path}"));
-        Reply::Ret(0)
-    }
-
-    fn disk_mkdir(&mut self, c: Caller, slot: &mut Slot) -> Reply {
-        let raw = paths(slot).swap_remove(0);
-        let path = match self.disk_path(c, slot.args[1], &raw) {
-            Ok(p) => p,
-            Err(why) => return self.disk_unsupported(c, &format!("mkdir: {why}")),
-        };
-        let disk = &self.nd(c.node).disk;
-        if !matches!(find(disk, &path), Found::Nothing) {
-            return err(libc::EEXIST);
-        }
-        if let Err(e) = parent_ok(disk, &path) {
-            return Reply::Ret(e);
-        }
-        let _ = self.nd_mut(c.node).disk.mkdir(&path);
-        self.disk_event(c.node, "mkdir", &path, &[], format!("disk mkdir {path}"));
-        Reply::Ret(0)
-    }
-
-    fn disk_access(&mut self, c: Caller, slot: &mut Slot) -> Reply {
-        let raw = paths(slot).swap_remove(0);
-        let path = match self.disk_path(c, slot.args[1], &raw) {
-            Ok(p) => p,
-            Err(why) => return self.disk_unsupported(c, &format!("access: {why}")),
-        };
-        let disk = &self.nd(c.node).disk;
-        match find(disk, &path) {
-            Found::Nothing => Reply::Ret(parent_ok(disk, &path).err().unwrap_or(-2)),
-            Found::File(_) if slot.args[2] as i32 & libc::X_OK != 0 => err(libc::EACCES),
-            _ => Reply::Ret(0),
-        }
-    }
-
-    fn disk_list(&mut self, c: Caller, slot: &mut Slot) -> Reply {
-        let (fd, cap) = (slot.args[1] as i32, (slot.args[2].max(0) as usize).min(DATA_MAX));
-        let Some(f) = self.fds.file(c.node, fd) else { return err(libc::EBADF) };
-        let Target::Dir(dir) = f.target.clone() else { return err(libc::ENOTDIR) };
-        let from = f.offset as usize;
-        let mut all = vec![(".".to_string(), true), ("..".to_string(), true)];
-        all.extend(self.nd(c.node).disk.entries(&dir));
-        let mut out = Vec::new();
-        let mut next = from;
-        for (name, is_dir) in all.iter().skip(from) {
-            let mut rec = Vec::new();
-            let path = format!("{dir}/{name}");
-            let ino = match self.nd(c.node).disk.file_inode(&path) {
-                Some(i) => 0x1000 + i as i64,
-                None => dir_ino(&normalize(&path)),
-            };
-            dirent(&mut rec, ino, next as i64 + 1, *is_dir, name);
-            if out.len() + rec.len() > cap {
-                break;
-            }
-            out.extend_from_slice(&rec);
-            next += 1;
-        }
-        if out.is_empty() && next < all.len() {
-            return err(libc::EINVAL);
-        }
-        slot.data[..out.len()].copy_from_slice(&out);
-        self.fds.file_mut(c.node, fd).expect("open").offset = next as u64;
-        Reply::Ret(out.len() as i64)
     }
 
     fn disk_lock(&mut self, c: Caller, slot: &mut Slot) -> Reply {
@@ -631,8 +464,9 @@ impl World<'_> {
         let mine = self.procs[c.p].table;
         let tables = self.fds.file_tables(c.node, |f| f.target == Target::File(i));
         if tables.iter().any(|&t| t != mine) {
+            let call = if slot.args[2] == 1 { "flock" } else { "fcntl record lock" };
             let what = format!(
-                "fcntl record lock on `{path}`, which another process of the node has open: \
+                "{call} on `{path}`, which another process of the node has open: \
                  locks between processes are not modelled"
             );
             return self.disk_unsupported(c, &what);
@@ -681,5 +515,64 @@ impl World<'_> {
                 });
             }
         }
+    }
+}
+
+/// The disk fault knobs on real programs' data directories, as in-process (`disk.eio`,
+/// `disk.enospc`, `disk.fsync_drops_pages`, `disk.latent_error`, `disk.corrupt_read`,
+/// `disk.misdirect`): each drawn per call in the fault phase, within `disk.budget`, and named
+/// in the trace.
+impl World<'_> {
+    /// Whether fault `p` fires at this call of node `node`: in the fault phase, within the
+    /// budget, one decision at the node's disk-fault site (apart from its crash-state
+    /// decisions).
+    fn disk_fault(&mut self, node: u32, p: weft_core::Ratio) -> bool {
+        let s = self.scenario;
+        if p.is_zero()
+            || self.healed
+            || self.now < SimTime::ZERO + s.fault_start
+            || self.disks.injected >= s.disk.budget
+        {
+            return false;
+        }
+        let hit = self.decisions.at(Site::new(SiteKind::Disk, node, 1)).chance(p);
+        self.disks.injected += u32::from(hit);
+        hit
+    }
+
+    /// A trace note for an injected fault on `fd`'s file; the reply fails with `errno` (0:
+    /// the call goes on, e.g. a corrupted read).
+    fn injected(&mut self, node: u32, fd: i32, what: &str, errno: i32) -> Reply {
+        let path = self.fds.file(node, fd).map(|f| f.path.clone()).unwrap_or_default();
+        let text = format!("disk fault (injected): {what}: {path}");
+        // Hashed with the path relative to the data directories, as every disk event.
+        self.disk_event(node, "fault", &path, &[errno as i64, stable_hash(what) as i64], text);
+        err(errno)
+    }
+
+    /// `disk.eio` / `disk.enospc` on a write: the write fails and changes nothing.
+    fn write_fault(&mut self, node: u32, fd: i32) -> Option<Reply> {
+        if self.disk_fault(node, self.scenario.disk.eio) {
+            return Some(self.injected(node, fd, "EIO on write", libc::EIO));
+        }
+        if self.disk_fault(node, self.scenario.disk.enospc) {
+            return Some(self.injected(node, fd, "ENOSPC on write", libc::ENOSPC));
+        }
+        None
+    }
+
+    /// `disk.eio` on an fsync (it fails, the data stays dirty) and `disk.fsync_drops_pages`
+    /// (it fails and the dirty pages are dropped: reads still see them, a retried fsync
+    /// succeeds, a crash loses them — Linux's behaviour).
+    fn fsync_fault(&mut self, node: u32, fd: i32, i: usize, path: &str) -> Option<Reply> {
+        if self.disk_fault(node, self.scenario.disk.eio) {
+            return Some(self.injected(node, fd, "EIO on fsync", libc::EIO));
+        }
+        let current = self.nd(node).disk.file_inode(path) == Some(i);
+        if current && self.disk_fault(node, self.scenario.disk.fsync_drops_pages) {
+            let _ = self.nd_mut(node).disk.fsync_dropping_pages(path);
+            return Some(self.injected(node, fd, "EIO on fsync, dirty pages dropped", libc::EIO));
+        }
+        None
     }
 }

@@ -24,6 +24,10 @@ impl World<'_> {
             return false;
         }
         let nodes = self.cfg.nodes as usize;
+        // Once per hand-off: most runs (no fault rates, or budgets spent) stop here.
+        if !weft_sim::faults::possible(self.scenario, &self.counts, nodes, &self.partitionable) {
+            return false;
+        }
         // Reused from step to step: this runs once per hand-off.
         let up = &mut self.up_scratch;
         up.clear();
@@ -121,6 +125,7 @@ impl World<'_> {
         }
         self.reset_node_streams(node);
         self.fds.close_node(node);
+        self.disks.maps.drop_node(node);
         self.pipes.close_node(node);
         self.down[node as usize] = true;
         self.event(node, EventKind::Crash, None, None, 0, || "crashed (injected)".into());

@@ -220,6 +220,19 @@ impl Fds {
         }
     }
 
+    /// The open files that descriptors of tables `tables` refer to (each once).
+    pub(super) fn files_of_tables(&mut self, tables: &[u32]) -> Vec<&mut OpenFile> {
+        let ids: std::collections::BTreeSet<ObjId> =
+            self.fds.iter().filter(|((t, _), _)| tables.contains(t)).map(|(_, &id)| id).collect();
+        let mut out = Vec::new();
+        for (id, e) in self.objs.iter_mut() {
+            if let (true, Object::File(f)) = (ids.contains(id), &mut e.obj) {
+                out.push(f);
+            }
+        }
+        out
+    }
+
     pub(super) fn file_mut(&mut self, node: u32, fd: i32) -> Option<&mut OpenFile> {
         let id = self.id(node, fd)?;
         match self.objs.get_mut(&id).map(|e| &mut e.obj) {

@@ -186,8 +186,8 @@ impl World<'_> {
         }
     }
 
-    /// Closes every descriptor of process `p`, as the kernel does at exit: a connected stream
-    /// whose last descriptor this was ends with a FIN.
+    /// Closes every descriptor of process `p`, as the kernel does at exit (a connected stream
+    /// whose last descriptor this was ends with a FIN), and ends its shared file mappings.
     pub(super) fn close_process_fds(&mut self, p: usize) {
         let node = self.procs[p].node;
         let was = self.fds.enter(node, self.procs[p].table);
@@ -195,6 +195,7 @@ impl World<'_> {
             self.close_fd(node, fd);
         }
         self.fds.enter(node, was);
+        self.disks.maps.drop_table(self.procs[p].table);
     }
 
     /// The process announced its exit: wait (in real time, nothing else runs) until it is gone.

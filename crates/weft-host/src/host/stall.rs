@@ -37,20 +37,22 @@ pub(super) fn cpu_ticks(pid: libc::pid_t) -> Vec<(libc::pid_t, u64)> {
     out
 }
 
-/// The task that used at least a quarter of [`SPIN_WINDOW`] of CPU between two samples (a
-/// spinner shares its CPU with whatever else runs there; a blocked task uses none).
+/// The task that used at least a sixteenth of [`SPIN_WINDOW`] of CPU between two samples (a
+/// blocked task uses none; a spinner shares its CPU with whatever else runs there, which on a
+/// machine with a load average of 16 on two CPUs leaves it about an eighth: with a quarter as
+/// the bar, such a spinner went unnamed for 15 s).
 pub(super) fn spinner(
     before: &[(libc::pid_t, u64)],
     after: &[(libc::pid_t, u64)],
 ) -> Option<libc::pid_t> {
     // SAFETY: sysconf has no preconditions.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
-    let quarter = SPIN_WINDOW.as_millis() as u64 * hz / 4000;
+    let bar = SPIN_WINDOW.as_millis() as u64 * hz / 16_000;
     after
         .iter()
         .filter_map(|&(tid, t)| {
             let (_, t0) = before.iter().find(|b| b.0 == tid)?;
-            (t.saturating_sub(*t0) >= quarter).then_some(tid)
+            (t.saturating_sub(*t0) >= bar.max(1)).then_some(tid)
         })
         .next()
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -36,6 +37,7 @@ static const char *ename(int e) {
     case EXDEV: return "EXDEV";
     case ENOTEMPTY: return "ENOTEMPTY";
     case EACCES: return "EACCES";
+    case EPERM: return "EPERM";
     default: return "other";
     }
 }
@@ -111,6 +113,108 @@ static void getdents_list(const char *name) {
         free(names[i]);
     }
     printf("\n");
+}
+
+/* stdio on the directory's files: fopen in every mode, buffered writes flushed and synced
+ * through fileno, seeks, line reads, fdopen, and a missing file. */
+static void stdio(void) {
+    FILE *f = fopen(P("s"), "w");
+    printf("fopen w %d\n", f != NULL);
+    say("fprintf", fprintf(f, "one %d\ntwo\n", 1));
+    say("fflush", fflush(f));
+    say("fsync fileno", fsync(fileno(f)));
+    say("fclose", fclose(f));
+    size_of("s");
+    f = fopen(P("s"), "a");
+    say("fputs a", fputs("three\n", f));
+    say("ftell a", ftell(f));
+    say("fclose a", fclose(f));
+    char line[64];
+    f = fopen(P("s"), "re");
+    while (fgets(line, sizeof line, f))
+        printf("  line %s", line);
+    say("feof", feof(f));
+    say("fclose r", fclose(f));
+    f = fopen(P("s"), "r+");
+    say("fseek", fseek(f, 4, SEEK_SET));
+    say("fwrite r+", (long)fwrite("1!", 1, 2, f));
+    say("fseek end", fseek(f, 0, SEEK_END));
+    say("ftell end", ftell(f));
+    rewind(f);
+    memset(line, 0, sizeof line);
+    say("fread r+", (long)fread(line, 1, sizeof line - 1, f));
+    printf("  got '%s'\n", line);
+    say("fclose r+", fclose(f));
+    errno = 0;
+    printf("fopen missing %d\n", fopen(P("nope/s"), "r") != NULL);
+    say("errno", -errno);
+    errno = 0;
+    int fd = open(P("t"), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    f = fdopen(fd, "w");
+    say("fdopen fileno same", fileno(f) == fd);
+    say("fwrite fdopen", (long)fwrite("abcdef", 1, 6, f));
+    say("fclose fdopen", fclose(f));
+    say("write after fclose", write(fd, "x", 1));
+    size_of("t");
+}
+
+/* fallocate (growing, inside the file, keeping the size), posix_fallocate, bad arguments, and
+ * flock on one descriptor. */
+static void allocation_and_locks(void) {
+    int fd = open(P("fa"), O_CREAT | O_RDWR, 0644);
+    say("write fa", write(fd, "abc", 3));
+    say("fallocate", fallocate(fd, 0, 0, 4096));
+    size_of("fa");
+    say("fallocate inside", fallocate(fd, 0, 0, 10));
+    say("fallocate keep size", fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 8192));
+    size_of("fa");
+    printf("posix_fallocate -> %s\n", ename(posix_fallocate(fd, 100, 5000)));
+    size_of("fa");
+    printf("posix_fallocate bad -> %s\n", ename(posix_fallocate(fd, -1, 10)));
+    say("fallocate zero len", fallocate(fd, 0, 0, 0));
+    char buf[8] = {0};
+    say("pread fa", pread(fd, buf, 5, 0));
+    printf("  got %d %d %d %d %d\n", buf[0], buf[1], buf[2], buf[3], buf[4]);
+    say("flock ex", flock(fd, LOCK_EX | LOCK_NB));
+    say("flock sh", flock(fd, LOCK_SH));
+    say("flock un", flock(fd, LOCK_UN));
+    say("flock bad", flock(fd, 0));
+    say("flock sh|ex", flock(fd, LOCK_SH | LOCK_EX));
+    close(fd);
+}
+
+/* Hard links: a second name shares the data; rename between two names of one file does
+ * nothing; the file lives until its last name and descriptor are gone. */
+static void links(void) {
+    char buf[16] = {0};
+    struct stat st;
+    int fd = open(P("l1"), O_CREAT | O_RDWR, 0644);
+    say("write l1", write(fd, "linked", 6));
+    say("link", link(P("l1"), P("l2")));
+    size_of("l1");
+    size_of("l2");
+    say("link over existing", link(P("l1"), P("l2")));
+    say("link missing", link(P("nope"), P("l3")));
+    say("link dir", link(P("d"), P("l3")));
+    say("link into missing dir", link(P("l1"), P("nope/l3")));
+    int dfd = open(base, O_RDONLY | O_DIRECTORY);
+    say("linkat", linkat(dfd, "l2", dfd, "l3", AT_SYMLINK_FOLLOW));
+    int g = open(P("l3"), O_WRONLY);
+    say("write through l3", pwrite(g, "LINK", 4, 0));
+    close(g);
+    say("read l1", pread(fd, buf, 6, 0));
+    printf("  got '%s'\n", buf);
+    say("rename l1 onto l2", rename(P("l1"), P("l2")));
+    size_of("l1");
+    size_of("l2");
+    say("unlink l1", unlink(P("l1")));
+    size_of("l3");
+    say("unlink l2", unlink(P("l2")));
+    say("unlink l3", unlink(P("l3")));
+    say("fstat", fstat(fd, &st));
+    printf("  size %lld links %ld\n", (long long)st.st_size, (long)st.st_nlink);
+    close(fd);
+    close(dfd);
 }
 
 int main(int argc, char **argv) {
@@ -215,6 +319,41 @@ int main(int argc, char **argv) {
     say("unlink e", unlink(P("e")));
     say("unlink e again", unlink(P("e")));
     say("unlink dir", unlink(P("d")));
+    say("mkdir r", mkdir(P("r"), 0755));
+    close(open(P("r/x"), O_CREAT | O_WRONLY, 0644));
+    say("rmdir full", rmdir(P("r")));
+    say("rmdir file", rmdir(P("r/x")));
+    say("rmdir missing", rmdir(P("nope")));
+    say("rmdir under missing", rmdir(P("nope/x")));
+    say("unlinkat removedir full", unlinkat(AT_FDCWD, P("r"), AT_REMOVEDIR));
+    say("unlink r/x", unlink(P("r/x")));
+    say("rmdir empty", rmdir(P("r")));
+    say("rmdir again", rmdir(P("r")));
+    list(".");
+
+    /* Directory renames: refused targets, then onto an empty directory; a descriptor of the
+       moved directory follows it. */
+    say("mkdir m", mkdir(P("m"), 0755));
+    say("mkdir m/s", mkdir(P("m/s"), 0755));
+    close(open(P("m/s/f"), O_CREAT | O_WRONLY, 0644));
+    int mfd = open(P("m"), O_RDONLY | O_DIRECTORY);
+    say("mkdir full", mkdir(P("full"), 0755));
+    close(open(P("full/y"), O_CREAT | O_WRONLY, 0644));
+    say("rename dir onto full", rename(P("m"), P("full")));
+    say("rename dir onto file", rename(P("m"), P("full/y")));
+    say("rename dir into itself", rename(P("m"), P("m/s/in")));
+    say("rename missing dir", rename(P("nope"), P("nope2")));
+    say("mkdir empty", mkdir(P("empty"), 0755));
+    say("rename dir onto empty", rename(P("m"), P("empty")));
+    size_of("empty/s/f");
+    say("access old path", access(P("m/s/f"), F_OK));
+    int moved = openat(mfd, "s/f", O_RDONLY);
+    say("openat in the moved dir", moved >= 0 ? 0 : -1);
+    close(moved);
+    close(mfd);
+    say("rename dir back", rename(P("empty"), P("m2")));
+    list(".");
+    list("m2/s");
     say("fstat unlinked", fstat(fd, &st));
     printf("  size %lld links %ld\n", (long long)st.st_size, (long)st.st_nlink);
     memset(buf, 0, sizeof buf);
@@ -243,6 +382,9 @@ int main(int argc, char **argv) {
     printf("  same %d\n", memcmp(data, back, sizeof data) == 0);
     close(big);
     size_of("big");
+    stdio();
+    allocation_and_locks();
+    links();
     list(".");
     return 0;
 }

@@ -22,12 +22,10 @@ int main(int argc, char **argv) {
         mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     else if (!strcmp(what, "odirect"))
         open(path, O_RDONLY | O_DIRECT);
-    else if (!strcmp(what, "link"))
-        link(path, other);
+    else if (!strcmp(what, "symlink"))
+        symlink(path, other);
     else if (!strcmp(what, "fallocate"))
-        fallocate(fd, 0, 0, 4096);
-    else if (!strcmp(what, "fopen"))
-        fopen(path, "r");
+        fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 4096);
     printf("not refused: %s\n", what);
     return 0;
 }

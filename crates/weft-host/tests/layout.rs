@@ -1,0 +1,46 @@
+//! A process's limits and where its mappings land are the same whatever machine weft runs on
+//! (`tests/c/layout.c`): each node starts with fixed resource limits, not weft's own (Redis
+//! sizes `maxclients` by `RLIMIT_NOFILE` and logs it; the stack limit moves every mapping), and
+//! `mmap` places mappings top-down in the shim's own arena, not wherever the kernel's layout
+//! (its version, the libraries' sizes) would put them. This test binary lowers its own limits
+//! first, as a machine with other defaults would have them.
+
+mod common;
+use weft_core::{Decisions, NullObserver, Outcome, Scenario};
+
+fn lower_own_limits() {
+    let set = |resource, soft: u64| {
+        let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        // SAFETY: getrlimit and setrlimit on local structs.
+        unsafe {
+            libc::getrlimit(resource, &mut r);
+            r.rlim_cur = soft.min(r.rlim_max);
+            assert_eq!(libc::setrlimit(resource, &r), 0);
+        }
+    };
+    set(libc::RLIMIT_NOFILE, 200);
+    set(libc::RLIMIT_STACK, 32 << 20);
+    set(libc::RLIMIT_CORE, 4096);
+}
+
+#[test]
+fn limits_and_mapping_addresses_do_not_depend_on_the_machine() {
+    lower_own_limits();
+    let cfg = common::config("layout", &[], 1);
+    let mut d = Decisions::random(3);
+    let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
+    assert_eq!(out.report.outcome, Outcome::Pass, "{:?}", out.lines);
+    let text: Vec<&str> = out.lines.iter().map(|l| l.text.as_str()).collect();
+    assert_eq!(text[..3], ["nofile: 1024 16384", "stack: 8388608 -1", "core: 0 -1"]);
+    let hex = |s: &str| usize::from_str_radix(s.trim_start_matches("0x"), 16).unwrap();
+    let at: Vec<usize> = text[3].strip_prefix("maps: ").unwrap().split(' ').map(hex).collect();
+    let (top, mib, page) = (0x7e00_0000_0000usize, 1usize << 20, 4096usize);
+    // The shim's own mappings come first, a few MiB under the arena's top.
+    assert!(at[0] < top && at[0] > top - 64 * mib, "{:#x}", at[0]);
+    let a = at[0];
+    let want = [a, a - 3 * mib, a + mib - page, a - 5 * mib, a - 13 * mib];
+    assert_eq!(at, want, "top-down first fit: {}", text[3]);
+    assert_eq!(text[4], "failed move: 1 14", "EFAULT, as the kernel answers");
+    let after = hex(text[5].strip_prefix("after: ").unwrap());
+    assert_eq!(after, a - 4 * mib, "the failed move's reservation was given back");
+}
