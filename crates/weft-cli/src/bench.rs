@@ -8,7 +8,7 @@
 //! Runs are counted deterministically; times depend on the machine (use `--jobs 1` on a busy
 //! one). Exhaustive search does not depend on the seed, so it is run once per target.
 
-use super::{describe_spec, parse_strategy_name, TargetArgs};
+use super::flags::{describe_spec, parse_strategy_name, TargetArgs};
 use crate::exit::Code;
 use anyhow::{bail, Result};
 use clap::Args;

@@ -7,7 +7,8 @@
 //! `$(JOB_COMPLETION_INDEX)`, the results on a PersistentVolumeClaim. The campaign's arguments
 //! are checked here as `weft explore` would check them, so a typo fails now, not on N nodes.
 
-use super::{Cli, Cmd, Code, ExploreArgs};
+use super::explore::ExploreArgs;
+use super::{Cli, Cmd, Code};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use serde_json::json;
@@ -90,7 +91,8 @@ struct K8sArgs {
 const OWN_FLAGS: [&str; 5] = ["--shard", "--out", "--jobs", "--json", "--time"];
 
 /// Checks the campaign's arguments as `weft explore` parses them; returns the parsed form.
-fn check_campaign(c: &Common) -> Result<ExploreArgs> {
+/// `at_once`: the most shards the engine is told to run at the same time.
+fn check_campaign(c: &Common, at_once: Option<u64>) -> Result<ExploreArgs> {
     if c.shards == 0 || c.shards > weft_explore::MAX_SHARDS {
         bail!("--shards must be between 1 and {}", weft_explore::MAX_SHARDS);
     }
@@ -121,6 +123,13 @@ fn check_campaign(c: &Common) -> Result<ExploreArgs> {
     }
     let strategy = weft_explore::Strategy::parse(&a.strategy, a.max_depth).expect("clap checked");
     weft_explore::check_shardable(strategy)?;
+    if strategy == weft_explore::Strategy::Coverage && at_once.is_some_and(|m| m < c.shards) {
+        bail!(
+            "coverage shards wait for each other at every generation, so all {} must run at \
+             once: drop --max-running/--parallelism or use --strategy random",
+            c.shards
+        );
+    }
     a.target.spec()?;
     Ok(a)
 }
@@ -155,7 +164,7 @@ fn default_name(a: &ExploreArgs) -> String {
 
 fn slurm(s: &SlurmArgs) -> Result<String> {
     let c = &s.common;
-    let a = check_campaign(c)?;
+    let a = check_campaign(c, s.max_running)?;
     let n = c.shards;
     let name = c.name.clone().unwrap_or_else(|| default_name(&a));
     let results = c.results.display().to_string();
@@ -194,7 +203,7 @@ fn slurm(s: &SlurmArgs) -> Result<String> {
 
 fn k8s(k: &K8sArgs) -> Result<String> {
     let c = &k.common;
-    let a = check_campaign(c)?;
+    let a = check_campaign(c, k.parallelism)?;
     let n = c.shards;
     let parallelism = k.parallelism.unwrap_or(n);
     if parallelism == 0 || parallelism > n {

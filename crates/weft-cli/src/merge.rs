@@ -3,19 +3,24 @@
 //!
 //! Every shard of one campaign must be there exactly once, complete, from the same weft
 //! version; anything else is a one-line error (exit 2). The failing run with the lowest index
-//! over all shards wins, as with `--jobs`; it is run once more here (its trace hash must be the
-//! one its shard recorded, else exit 3: the machines disagree), then written and shrunk once by
+//! over all shards wins, as with `--jobs`; it is run once more here (random and swarm from its
+//! seed, coverage from its recorded decisions; its trace hash must be the one its shard
+//! recorded, else exit 3: the machines disagree), then written and shrunk once by
 //! the same code as `weft explore`, so the summary and `--json` are a single machine's (runs,
 //! events, outcomes and features counted over the runs at or below the winning index: what
 //! `--jobs 1` counts). A `--time` campaign is merged but reported as not reproducible.
 
-use super::{report_campaign, shard, Code, Out, Report, Show, ShrinkBudget};
+use super::flags::FinishArgs;
+use super::progress::Show;
+use super::report::{report_campaign, Out, Report};
+use super::{shard, Code};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use weft_explore::{CampaignOptions, Strategy};
+use weft_core::Runner;
+use weft_explore::{CampaignOptions, Found, Strategy};
 
 #[derive(Args)]
 pub(crate) struct MergeArgs {
@@ -26,16 +31,7 @@ pub(crate) struct MergeArgs {
     #[arg(long, default_value = "weft-out")]
     out: PathBuf,
     #[command(flatten)]
-    shrink: ShrinkBudget,
-    /// Do not shrink the violation.
-    #[arg(long)]
-    no_shrink: bool,
-    /// Print a machine-readable summary on stdout at the end (human text goes to stderr).
-    #[arg(long)]
-    json: bool,
-    /// No progress display.
-    #[arg(long)]
-    quiet: bool,
+    finish: FinishArgs,
 }
 
 /// The shard result files in `paths` (folders are searched one level deep).
@@ -123,12 +119,31 @@ fn read_all(files: &[PathBuf]) -> Result<Vec<(PathBuf, shard::ShardFile)>> {
     Ok(by_index.into_values().collect())
 }
 
+/// The winning run once more: a random or swarm run from its seed; a coverage run from its
+/// recorded decisions (their prefix came from a corpus that only the shards built).
+fn rerun(runner: &dyn Runner, opts: &CampaignOptions, failure: &shard::Failure) -> (Found, bool) {
+    if opts.strategy != Strategy::Coverage {
+        return weft_explore::run_one(runner, opts, failure.run_index);
+    }
+    let r = &failure.repro;
+    let report = weft_explore::replay(runner, &r.scenario, &r.decisions, false).report;
+    let failed = report.outcome.is_failure();
+    let found = Found {
+        run_index: failure.run_index,
+        seed: failure.seed,
+        scenario: r.scenario.clone(),
+        decisions: r.decisions.clone(),
+        report,
+    };
+    (found, failed)
+}
+
 pub(crate) fn merge(a: MergeArgs) -> Result<Code> {
     let files = collect(&a.paths)?;
     let shards = read_all(&files)?;
     let campaign = shards[0].1.campaign.clone();
     let count = shards.len();
-    let target = super::registry::find(&campaign.spec.target)?;
+    let target = crate::registry::find(&campaign.spec.target)?;
     weft_core::check_spec(target.as_ref(), &campaign.spec)?;
     let runner = target.prepare(&campaign.spec)?;
     super::output::prepare_dir(&a.out)?;
@@ -146,16 +161,17 @@ pub(crate) fn merge(a: MergeArgs) -> Result<Code> {
     };
     let winner = shards
         .iter()
-        .filter_map(|(p, f)| f.first_failure.as_ref().map(|x| (x.run_index, p, x.trace_hash)))
+        .filter_map(|(p, f)| f.first_failure.as_ref().map(|x| (x.run_index, p, x)))
         .min_by_key(|(i, _, _)| *i);
     let exact = campaign.runs.is_some();
     let parts: Vec<_> = shards.iter().map(|(_, f)| (f.shard, &f.ledger)).collect();
     let mut result =
         weft_explore::merge_ledgers(&parts, campaign.runs, winner.map(|w| w.0), exact)?;
-    let out = Out { json: a.json };
+    let out = Out { json: a.finish.json };
     out.line(format!("weft merge: {count} shards of `{}`", shard::describe(&campaign)));
-    if let Some((index, path, hash)) = winner {
-        let (found, failed) = weft_explore::run_one(runner.as_ref(), &opts, index);
+    if let Some((index, path, failure)) = winner {
+        let hash = failure.trace_hash;
+        let (found, failed) = rerun(runner.as_ref(), &opts, failure);
         if !failed || found.report.trace_hash != hash {
             out.line(format!(
                 "DIVERGED: run {index} failed in {} with trace hash {hash:016x}, here it gives \
@@ -189,10 +205,10 @@ pub(crate) fn merge(a: MergeArgs) -> Result<Code> {
         spec: &campaign.spec,
         opts: &opts,
         out_dir: &a.out,
-        json: a.json,
-        no_shrink: a.no_shrink,
-        shrink_budget: a.shrink.shrink_budget,
-        show: Show::auto(a.quiet),
+        json: a.finish.json,
+        no_shrink: a.finish.no_shrink,
+        shrink_budget: a.finish.shrink.shrink_budget,
+        show: Show::auto(a.finish.quiet),
         secs: slowest,
         merged: Some(merged),
     };

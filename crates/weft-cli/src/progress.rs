@@ -25,9 +25,29 @@ fn interrupted() -> &'static AtomicBool {
         let flag: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
         // If a handler cannot be installed, Ctrl-C kills the process; repros already written
         // are on disk either way.
-        let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
+        let _ = ctrlc::set_handler(move || {
+            if EXIT_AT_ONCE.load(Ordering::SeqCst) {
+                eprintln!("weft: interrupted");
+                std::process::exit(crate::exit::Code::Interrupted as i32);
+            }
+            flag.store(true, Ordering::SeqCst)
+        });
         flag
     })
+}
+
+/// Whether an interrupt ends the process at once rather than asking the command to stop.
+static EXIT_AT_ONCE: AtomicBool = AtomicBool::new(false);
+
+/// For a command with nothing to save and no point to stop at (`replay`, `show`, `run`, …):
+/// `true` makes Ctrl-C, SIGTERM and SIGHUP end it at once with exit 130 and `weft: interrupted`
+/// on stderr, as the README's exit-code table says, where the signal's default action would
+/// kill it (a SIGTERM as 143). `false` (campaigns, shrinking) keeps the stop cooperative.
+pub fn exit_at_once_on_interrupt(at_once: bool) {
+    EXIT_AT_ONCE.store(at_once, Ordering::SeqCst);
+    if at_once {
+        interrupted();
+    }
 }
 
 pub fn was_interrupted() -> bool {
@@ -62,7 +82,7 @@ pub struct CliControl {
     total: Option<u64>,
     show: Show,
     bar: Option<ProgressBar>,
-    last_line: Mutex<Duration>,
+    last_shown: Mutex<Duration>,
     what: &'static str,
     /// Progress counts shrink candidates (`failures` = accepted ones), not campaign runs.
     shrinking: bool,
@@ -102,7 +122,7 @@ impl CliControl {
             total,
             show,
             bar,
-            last_line: Mutex::new(Duration::ZERO),
+            last_shown: Mutex::new(Duration::ZERO),
             what,
             shrinking: what.starts_with("shrink"),
         }
@@ -117,6 +137,22 @@ impl CliControl {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
+    }
+
+    /// Whether to show progress now: every 100 ms on a bar, every 2 s as lines (the explorer
+    /// reports after every run, which may be a hundred thousand times a second).
+    fn due(&self, now: Duration) -> bool {
+        let every = match self.show {
+            Show::Nothing => return false,
+            Show::Bar => Duration::from_millis(100),
+            Show::Lines => Duration::from_secs(2),
+        };
+        let mut last = self.last_shown.lock().expect("progress lock");
+        if now.saturating_sub(*last) < every {
+            return false;
+        }
+        *last = now;
+        true
     }
 
     fn time_left(&self, p: &Progress, secs: f64) -> Option<f64> {
@@ -135,6 +171,9 @@ impl Control for CliControl {
 
     fn progress(&self, p: &Progress) {
         let now = self.start.elapsed();
+        if !self.due(now) {
+            return;
+        }
         let secs = now.as_secs_f64().max(1e-9);
         let mut stats = if self.shrinking {
             let best = p.best.map_or(String::new(), |b| {
@@ -172,11 +211,6 @@ impl Control for CliControl {
                 }
             }
             Show::Lines => {
-                let mut last = self.last_line.lock().expect("progress lock");
-                if now.saturating_sub(*last) < Duration::from_secs(2) {
-                    return;
-                }
-                *last = now;
                 eprintln!("  {:>9} {}  {stats}{left}  ({:.0}s)", p.runs, self.what, secs);
             }
         }

@@ -113,6 +113,12 @@ pub fn run(a: RunArgs) -> Result<Code> {
     let scenario = cluster.apply_scenario(Scenario::calm()).map_err(anyhow::Error::msg)?;
     let scenario = a.knobs.apply(scenario)?;
     let recorded = cfg.to_spec_with(&cluster.scenario).map_err(anyhow::Error::msg)?;
+    // Before the run: the recording must have somewhere to go.
+    if let Some(dir) =
+        a.record.as_ref().and_then(|p| p.parent()).filter(|d| !d.as_os_str().is_empty())
+    {
+        crate::cmd::output::prepare_dir(dir)?;
+    }
     println!("{}", a.header());
     let r = weft_host::run_program(&cfg, &scenario, a.seed, None)
         .with_context(|| format!("cannot run {}", a.header()))?;
@@ -146,8 +152,16 @@ pub fn run(a: RunArgs) -> Result<Code> {
             events: report.events,
             faults: report.faults,
         };
-        repro.write(path)?;
-        println!("recorded: weft replay --allow-exec {}", path.display());
+        // Never over another file: a different one already there makes it `FILE-2.json`.
+        let written = crate::cmd::output::write_new(&repro, path)?;
+        if written != *path {
+            println!(
+                "{} holds another recording: this one is {}",
+                path.display(),
+                written.display()
+            );
+        }
+        println!("recorded: weft replay --allow-exec {}", written.display());
     }
     Ok(match &report.outcome {
         o if o.is_failure() => Code::Violation,

@@ -1,5 +1,5 @@
-//! `weft explore … --shard K/N`: runs one shard of a random or swarm campaign and writes its
-//! result file `OUT/shard-K-of-N.json` for `weft merge`.
+//! `weft explore … --shard K/N`: runs one shard of a random, swarm or coverage-guided campaign
+//! and writes its result file `OUT/shard-K-of-N.json` for `weft merge`.
 //!
 //! The file is JSON ([`ShardFile`], format `weft-shard` version 1): the campaign (spec,
 //! scenario, seed, strategy, budget), which shard, whether it completed, its wall time, its
@@ -13,9 +13,17 @@
 //! finds one writes its index to `found-HASH-K-of-N.idx` at once, and every shard reads those
 //! files at most twice a second and stops before runs above the lowest index, which cannot be
 //! the answer. That saves work (without it each shard runs on to its own first failure); the
-//! merged result is the same either way.
+//! merged result is the same either way. Coverage shards instead exchange every generation's
+//! corpus through `OUT/sync-HASH/` (`shard_sync.rs`), waiting for each other at each
+//! generation's end, for at most `--sync-timeout` per wait.
 
-use super::{describe_spec, output, progress, CliControl, Code, Out, Show};
+#[path = "shard_sync.rs"]
+mod sync;
+
+use super::flags::describe_spec;
+use super::progress::{CliControl, Show};
+use super::report::Out;
+use super::{output, progress, Code};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -25,7 +33,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use weft_core::{RunSpec, Runner, Scenario, StableHasher};
-use weft_explore::{CampaignOptions, Control, Found, Ledger, Progress, Shard};
+use weft_explore::{CampaignOptions, Control, Found, Ledger, Progress, Shard, ShardRun, Strategy};
 use weft_report::{Provenance, Repro};
 
 pub(crate) const FORMAT: &str = "weft-shard";
@@ -172,16 +180,24 @@ fn already_done(path: &Path, campaign: &Campaign, shard: Shard) -> Result<bool> 
     Ok(old.complete)
 }
 
+/// Where and how a shard runs (the flags that do not change the campaign).
+pub(crate) struct Place<'a> {
+    pub out_dir: &'a Path,
+    pub json: bool,
+    pub show: Show,
+    /// Coverage: the longest wait for the other shards at a generation's end.
+    pub sync_timeout: Duration,
+}
+
 /// Runs shard `shard` of the campaign and writes its result file; exit 0 (130 if interrupted).
 pub(crate) fn explore_shard(
     runner: &dyn Runner,
     opts: &CampaignOptions,
     shard: Shard,
     campaign: Campaign,
-    out_dir: &Path,
-    json: bool,
-    show: Show,
+    place: &Place<'_>,
 ) -> Result<Code> {
+    let (out_dir, json, show) = (place.out_dir, place.json, place.show);
     if campaign.spec.target == "process" {
         bail!("--shard does not support the `process` target yet (its repros name local paths)");
     }
@@ -205,11 +221,26 @@ pub(crate) fn explore_shard(
         show,
         "runs",
     );
-    let exchange = Exchange::new(&control, out_dir, &campaign, shard);
-    let run = weft_explore::run_shard(runner, opts, shard, &exchange)?;
+    let run = match opts.strategy {
+        Strategy::Coverage => {
+            let Some(run) = coverage_shard(runner, opts, shard, &campaign, place, &control)? else {
+                control.finish();
+                return finish(json, &path, Code::Interrupted);
+            };
+            run
+        }
+        _ => {
+            let exchange = Exchange::new(&control, out_dir, &campaign, shard);
+            weft_explore::run_shard(runner, opts, shard, &exchange)?
+        }
+    };
     control.finish();
     let seconds = control.elapsed().as_secs_f64().max(1e-9);
     let interrupted = run.stopped && progress::was_interrupted();
+    if run.cut_short && campaign.runs.is_some() {
+        out.line("  another shard was interrupted: this shard stopped after the same generation");
+    }
+    let interrupted = interrupted || run.cut_short && campaign.runs.is_some();
     let first_failure = match &run.found {
         Some(found) => Some(write_failure(&campaign, found, out_dir, &out)?),
         None => None,
@@ -289,6 +320,52 @@ pub(crate) fn describe(campaign: &Campaign) -> String {
     )
 }
 
+/// Runs a coverage shard over the exchange folder; None if Ctrl-C ended a wait for the others.
+fn coverage_shard(
+    runner: &dyn Runner,
+    opts: &CampaignOptions,
+    shard: Shard,
+    campaign: &Campaign,
+    place: &Place<'_>,
+    control: &CliControl,
+) -> Result<Option<ShardRun>> {
+    let sync =
+        sync::FolderSync::new(place.out_dir, campaign_hash(campaign), shard, place.sync_timeout)?;
+    Out { json: place.json }.line(format!(
+        "  coverage: generations of {} runs, corpus exchanged through {}",
+        weft_explore::GENERATION,
+        sync.dir().display()
+    ));
+    match weft_explore::run_coverage_shard(runner, opts, shard, control, &sync) {
+        Ok(run) => {
+            let (waited, n) = sync.waited();
+            Out { json: place.json }.line(format!(
+                "  waited {:.3}s in all for the other shards at {n} generation ends",
+                waited.as_secs_f64()
+            ));
+            Ok(Some(run))
+        }
+        Err(e) => {
+            sync.abort(&format!("{e}"));
+            if progress::was_interrupted() {
+                Out { json: place.json }.line(format!("  shard {shard}: {e}"));
+                return Ok(None);
+            }
+            Err(e.into())
+        }
+    }
+}
+
+/// Names the campaign (and the weft build) in the exchange files' names, so another
+/// campaign's files are never read.
+fn campaign_hash(campaign: &Campaign) -> u64 {
+    let mut h = StableHasher::new();
+    // The version too: a stale file from another build must not stop this one's shards.
+    h.write(weft_core::VERSION.as_bytes());
+    h.write(serde_json::to_string(campaign).unwrap_or_default().as_bytes());
+    h.finish()
+}
+
 /// How often a shard looks for other shards' failures.
 const POLL: Duration = Duration::from_millis(500);
 
@@ -307,11 +384,7 @@ struct Exchange<'a> {
 
 impl<'a> Exchange<'a> {
     fn new(inner: &'a CliControl, dir: &Path, campaign: &Campaign, shard: Shard) -> Exchange<'a> {
-        let mut h = StableHasher::new();
-        // The version too: a stale file from another build must not stop this one's shards.
-        h.write(weft_core::VERSION.as_bytes());
-        h.write(serde_json::to_string(campaign).unwrap_or_default().as_bytes());
-        let prefix = format!("found-{:016x}-", h.finish());
+        let prefix = format!("found-{:016x}-", campaign_hash(campaign));
         let own = dir.join(format!("{prefix}{}-of-{}.idx", shard.index, shard.count));
         Exchange {
             inner,

@@ -262,6 +262,37 @@ fn row9_sigterm_and_sighup_interrupt_a_campaign_like_ctrl_c() {
     }
 }
 
+/// Row 9: `replay` and `show`, which have nothing to save, end at once on a signal with 130
+/// and `weft: interrupted`, as the README's table says (a default SIGTERM would be 143). The
+/// repro is a FIFO, so the command is provably inside it (blocked reading) when signalled.
+#[test]
+fn row9_a_signal_during_replay_or_show_exits_130() {
+    let dir = scratch("row9-replay");
+    for (i, (cmd, sig)) in
+        [("replay", "-TERM"), ("show", "-TERM"), ("replay", "-HUP"), ("show", "-INT")]
+            .into_iter()
+            .enumerate()
+    {
+        let fifo = dir.join(format!("repro-{i}.json"));
+        let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
+        assert!(made.success());
+        let child = Command::new(env!("CARGO_BIN_EXE_weft"))
+            .args([cmd, fifo.to_str().unwrap()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Opening the write end returns once weft has opened the read end, after its handler
+        // was installed; weft then waits for the repro's text.
+        let writer = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+        signal(&child, sig);
+        let out = child.wait_with_output().unwrap();
+        drop(writer);
+        assert_eq!(out.status.code(), Some(130), "{cmd} {sig}: {}{}", stdout(&out), stderr(&out));
+        assert_eq!(stderr(&out), "weft: interrupted\n", "{cmd} {sig}");
+    }
+}
+
 /// Rows 9 and 10: a signal during `weft shrink` keeps the best result so far, reported as
 /// interrupted (not as a spent budget).
 #[test]

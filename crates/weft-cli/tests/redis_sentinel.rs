@@ -1,14 +1,12 @@
 //! The frozen Redis Sentinel write loss (Jepsen: Redis, 2013; `docs/redis.md`): the shrunk
 //! counterexample `weft explore process -o cluster=programs/redis-set/sentinel.toml` found,
-//! replayed on Debian's unmodified `redis-server` and `redis-sentinel`. The replay must end in
-//! a `history` violation naming acknowledged adds the old primary lost (the trace hash is not
-//! yet asserted: see the comment in the test).
-//!
-//! Redis Sentinel writes its working folder's absolute path into its config file, so the
-//! length of those writes (which the trace records) depends on where the run's working folders
-//! were: a replay reproduces the trace hash when the repro sits in a folder with the path the
-//! campaign's `--out` had (`weft replay` puts the working folders beside the repro). This one
-//! was found with `--out /tmp/weft-redis-sentinel-loss`, so the test replays it there.
+//! replayed on Debian's unmodified `redis-server` and `redis-sentinel`. The replay must
+//! reproduce the recorded run bit for bit (same trace hash, exit 1) from a folder other than
+//! the campaign's, end in a `history` violation naming acknowledged adds the old primary lost,
+//! and show one partition and its heal, nothing else. A second test runs a short calm run of
+//! the cluster twice at once, from two folders of different path lengths and with different
+//! environments, and asks for one trace hash: what a node sees (its working folder, its
+//! environment) does not depend on where or from what weft runs.
 //!
 //! A repro pins every binary by content hash. The client is rebuilt here from
 //! `programs/redis-set/redis-set.c` exactly as the repro's was (`cc -O1`, the same relative
@@ -19,57 +17,58 @@
 //! rather than run a different program, and that is not a failure of the capability.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output, Stdio};
 
 const REDIS: &str = "/usr/bin/redis-server";
 const SENTINEL: &str = "/usr/bin/redis-sentinel";
 const FROZEN: &str = "tests/golden/redis-sentinel-write-loss.json";
 /// The client's path where the repro was recorded.
-const RECORDED_CLIENT: &str = "/work/wt-jepsen2/programs/redis-set/redis-set";
-/// The campaign's `--out`, where the replay must put its working folders.
-const RECORDED_OUT: &str = "/tmp/weft-redis-sentinel-loss";
+const RECORDED_CLIENT: &str = "/work/main/programs/redis-set/redis-set";
 
-/// A folder holding the client, built as the recorded one was, and the repro pointed at it.
-fn setup() -> Option<PathBuf> {
+/// A fresh folder `name` holding `programs/redis-set/` with the client built as the recorded
+/// one was and the cluster file; `None` (reason printed) where redis is not installed.
+fn setup(name: &str) -> Option<PathBuf> {
     for bin in [REDIS, SENTINEL] {
         if !Path::new(bin).exists() {
+            assert!(
+                option_env!("WEFT_REQUIRE_PACKAGES").is_none(),
+                "{bin} is missing (.ci/run installs it)"
+            );
             println!(
                 "skipped: {bin} is not installed (apt-get install redis-server redis-sentinel)"
             );
             return None;
         }
     }
-    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("redis-sentinel-loss");
+    let programs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs/redis-set");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("programs/redis-set")).unwrap();
-    let source = crate_dir.join("../../programs/redis-set/redis-set.c");
-    std::fs::copy(source, dir.join("programs/redis-set/redis-set.c")).unwrap();
+    for file in ["redis-set.c", "sentinel.toml"] {
+        std::fs::copy(programs.join(file), dir.join("programs/redis-set").join(file)).unwrap();
+    }
     let ok = Command::new("cc")
         .current_dir(&dir)
         .args(["-O1", "-o", "programs/redis-set/redis-set", "programs/redis-set/redis-set.c"])
         .status()
         .expect("a C compiler (`cc`) is needed for this test");
     assert!(ok.success(), "cc failed for redis-set.c");
-    let client = dir.join("programs/redis-set/redis-set");
-    let text = std::fs::read_to_string(crate_dir.join(FROZEN)).unwrap();
-    assert!(text.contains(RECORDED_CLIENT), "the frozen repro names the client it ran");
-    let text = text.replace(RECORDED_CLIENT, client.to_str().unwrap());
-    let out = Path::new(RECORDED_OUT);
-    let _ = std::fs::remove_dir_all(out.join("work"));
-    std::fs::create_dir_all(out).unwrap();
-    std::fs::write(out.join("loss.json"), text).unwrap();
-    Some(out.to_path_buf())
+    Some(dir)
+}
+
+fn weft(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_weft")).current_dir(dir).args(args).output().expect("weft")
 }
 
 #[test]
-fn the_frozen_sentinel_partition_replays_and_reports_the_lost_writes() {
-    let Some(dir) = setup() else { return };
-    let o = Command::new(env!("CARGO_BIN_EXE_weft"))
-        .current_dir(&dir)
-        .args(["replay", "--allow-exec", "loss.json"])
-        .output()
-        .expect("weft");
+fn the_frozen_sentinel_partition_replays_bit_for_bit_and_reports_the_lost_writes() {
+    let Some(dir) = setup("redis-sentinel-loss") else { return };
+    let client = dir.join("programs/redis-set/redis-set");
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(FROZEN)).unwrap();
+    assert!(text.contains(RECORDED_CLIENT), "the frozen repro names the client it ran");
+    let text = text.replace(RECORDED_CLIENT, client.to_str().unwrap());
+    std::fs::write(dir.join("loss.json"), text).unwrap();
+    let o = weft(&dir, &["replay", "--allow-exec", "--timeline", "loss.json"]);
     let out = String::from_utf8_lossy(&o.stdout);
     let err = String::from_utf8_lossy(&o.stderr);
     if o.status.code() == Some(2) && err.contains("changed since the repro was recorded") {
@@ -80,17 +79,49 @@ fn the_frozen_sentinel_partition_replays_and_reports_the_lost_writes() {
         );
         return;
     }
-    // Known gap (docs/redis.md): same-seed runs of this cluster still differ now and then
-    // (a source of real-machine state not yet found), so the trace hash is not asserted; the
-    // loss itself must recur: exit 1 with the same hash, or exit 3 (diverged) with a replayed
-    // outcome that still names lost acknowledged adds.
-    let code = o.status.code();
-    assert!(code == Some(1) || code == Some(3), "exit {code:?}\n{out}{err}");
+    let tail: String = out.lines().rev().take(4).collect::<Vec<_>>().join("\n");
+    assert_eq!(o.status.code(), Some(1), "{tail}\n{err}");
+    assert!(out.contains("reproduced: same outcome, same trace hash"), "{tail}");
     let outcome = out.lines().find(|l| l.starts_with("  outcome: ")).unwrap_or_default();
-    assert!(outcome.contains("safety violation of history"), "{out}");
-    assert!(outcome.contains("acknowledged adds lost:"), "{out}");
-    let same = out.contains("reproduced: same outcome, same trace hash");
-    println!("replayed: {}", if same { "same trace hash" } else { "diverged, loss recurred" });
-    let frozen = std::fs::read_to_string(dir.join("loss.json")).unwrap();
-    assert!(frozen.contains(r#""faults": 1"#), "the counterexample has one fault, the partition");
+    assert!(outcome.contains("safety violation of history"), "{tail}");
+    assert!(outcome.contains("acknowledged adds lost:"), "{tail}");
+    // The replayed run's faults, from its timeline (`index time node kind text`): the one
+    // partition and its heal.
+    let kinds: Vec<&str> = out.lines().filter_map(|l| l.split_whitespace().nth(3)).collect();
+    let count = |k: &str| kinds.iter().filter(|&&x| x == k).count();
+    assert_eq!(count("partition"), 1, "one partition");
+    assert_eq!(count("heal"), 1, "healed once");
+    for other in ["crash", "pause", "restart", "drop", "duplicate", "delay"] {
+        assert_eq!(count(other), 0, "no {other}: the story needs only the partition");
+    }
+}
+
+#[test]
+fn the_sentinel_cluster_runs_the_same_from_any_folder_and_environment() {
+    let Some(dir) = setup("redis-sentinel-twice") else { return };
+    // The cluster as the campaign runs it, cut to its first 2 s (failovers need more, but
+    // the start — full syncs through fork, sentinels writing their configs — is all there).
+    let cluster = dir.join("programs/redis-set/sentinel.toml");
+    let text = std::fs::read_to_string(&cluster).unwrap();
+    assert!(text.contains("time_limit = \"12s\""), "the cluster file's time limit moved");
+    std::fs::write(&cluster, text.replace("time_limit = \"12s\"", "time_limit = \"2s\"")).unwrap();
+    let cluster = cluster.to_str().unwrap().to_string();
+    let deep = dir.join("a/much/longer/folder/path");
+    std::fs::create_dir_all(&deep).unwrap();
+    let run = |at: &Path, env: &[(&str, &str)]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_weft"));
+        c.current_dir(at).args(["run", "--cluster", &cluster, "--out", "out"]);
+        c.envs(env.iter().copied()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        c.spawn().expect("weft")
+    };
+    // At the same time: one of them may find the other's slot held, and must not care.
+    let a = run(&dir, &[]);
+    let b = run(&deep, &[("LANG", "C.UTF-8"), ("TERM", "dumb"), ("JUNK", "xxxxxxxxxxxxxxxx")]);
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    let hash = |o: &Output| {
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert_eq!(o.status.code(), Some(0), "{out}{}", String::from_utf8_lossy(&o.stderr));
+        out.lines().find_map(|l| l.split("trace hash ").nth(1).map(str::to_string)).unwrap()
+    };
+    assert_eq!(hash(&a), hash(&b), "the folder or the environment leaked into the run");
 }

@@ -11,6 +11,10 @@ const REDIS: &str = "/usr/bin/redis-server";
 /// A folder with the client compiled and `programs/redis-set/single.toml` copied beside it.
 fn setup(name: &str) -> Option<PathBuf> {
     if !Path::new(REDIS).exists() {
+        assert!(
+            option_env!("WEFT_REQUIRE_PACKAGES").is_none(),
+            "{REDIS} is missing (.ci/run installs it)"
+        );
         println!("skipped: {REDIS} is not installed (apt-get install redis-server)");
         return None;
     }

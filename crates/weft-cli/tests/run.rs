@@ -3,8 +3,10 @@
 //! planted election bug is found, shrunk and replayed by `weft explore`, and escapes from the
 //! shim exit 4 (unsupported) with the reason.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::Mutex;
 
 fn weft(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_weft")).args(args).output().expect("weft runs")
@@ -14,12 +16,18 @@ fn text(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr)
 }
 
-/// Compiles one of weft-host's C test programs.
+/// Compiles one of weft-host's C test programs, once per test process: the tests run in
+/// parallel, and recompiling over a binary another test is starting makes it "not executable".
 fn compile(name: &str, flags: &[&str]) -> PathBuf {
+    static DONE: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+    let mut done = DONE.lock().unwrap_or_else(|e| e.into_inner());
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{name}{}", flags.join("")));
+    if done.contains(&out) {
+        return out;
+    }
     let src = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../weft-host/tests/c")
         .join(format!("{name}.c"));
-    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{name}{}", flags.join("")));
     let ok = Command::new("cc")
         .args(["-O1", "-o"])
         .arg(&out)
@@ -28,6 +36,7 @@ fn compile(name: &str, flags: &[&str]) -> PathBuf {
         .status()
         .expect("a C compiler (`cc`) is needed for these tests");
     assert!(ok.success(), "cc failed for {}", src.display());
+    done.insert(out.clone());
     out
 }
 
@@ -63,6 +72,7 @@ fn same_seed_same_bytes_other_seed_other_interleaving() {
 fn a_recorded_run_replays_bit_for_bit() {
     let prog = compile("pingpong", &[]);
     let file = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pingpong-run.json");
+    let _ = std::fs::remove_file(&file);
     let o = run(&prog, "2", &["--faults", "default", "--record", file.to_str().unwrap()]);
     let recorded = text(&o);
     let hash = recorded
@@ -153,4 +163,28 @@ fn a_missing_program_is_an_input_error() {
         assert_eq!(err.lines().count(), 1, "{prog}: one line on stderr: {err}");
         assert!(err.contains(prog), "{err}");
     }
+}
+
+#[test]
+fn a_recording_never_replaces_a_file() {
+    let prog = compile("pingpong", &[]);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("record-noclobber");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("r.json");
+    std::fs::write(&file, "an earlier counterexample\n").unwrap();
+    let o = run(&prog, "2", &["--record", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "an earlier counterexample\n");
+    let fresh = dir.join("r-2.json");
+    let said = format!("recorded: weft replay --allow-exec {}", fresh.display());
+    assert!(text(&o).contains(&said), "says where it went: {}", text(&o));
+    assert!(text(&o).contains("holds another recording"), "{}", text(&o));
+    let r = weft(&["replay", "--allow-exec", fresh.to_str().unwrap()]);
+    assert_eq!(r.status.code(), Some(0), "the fresh recording replays: {}", text(&r));
+    // A folder that cannot be written is refused before the run.
+    let o = run(&prog, "2", &["--record", "/proc/x/r.json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot write"), "{}", text(&o));
+    assert!(!text(&o).contains("outcome:"), "refused before the run: {}", text(&o));
 }

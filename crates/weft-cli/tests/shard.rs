@@ -1,7 +1,9 @@
 //! Sharded campaigns through the `weft` binary: `explore --shard K/N` for every K, then
 //! `weft merge`, reports what one machine reports (the same violation, run index, counts and
 //! shrunk repro bytes); bad, missing, duplicate and mismatched shard files are one-line errors
-//! (exit 2); coverage-guided search refuses `--shard`; `weft deploy k8s` writes an Indexed Job
+//! (exit 2); coverage-guided shards, run at once, exchange their corpus and merge to one
+//! machine's answer, and a missing shard is named after `--sync-timeout`, never waited for
+//! forever; exhaustive search refuses `--shard`; `weft deploy k8s` writes an Indexed Job
 //! with the fields the API requires, whose command, run once per index, merges to the same
 //! result.
 
@@ -210,25 +212,154 @@ fn bad_missing_duplicate_and_mismatched_shards_are_refused() {
     assert_eq!(merge(&[&a], &d.join("m")).0, 0);
 }
 
-#[test]
-fn coverage_and_exhaustive_refuse_shard_and_a_shard_never_runs_twice() {
-    let d = dir("refuse");
-    for strategy in ["coverage", "exhaustive"] {
-        let o = weft(&[
-            "explore",
-            "chord",
-            "--runs",
-            "10",
-            "--strategy",
-            strategy,
-            "--shard",
-            "0/2",
-            "--out",
-            s(&d),
-        ]);
-        assert_eq!(code(&o), 2, "{}", stderr(&o));
-        assert!(stderr(&o).contains("--shard needs --strategy random or swarm"), "{}", stderr(&o));
+/// Starts shards `ks` of `n` of `campaign` at once (coverage shards wait for each other);
+/// their outputs, in order.
+fn start_shards(
+    campaign: &[&str],
+    ks: &[u64],
+    n: u64,
+    results: &Path,
+    extra: &[&str],
+) -> Vec<Output> {
+    let children: Vec<_> = ks
+        .iter()
+        .map(|k| {
+            Command::new(env!("CARGO_BIN_EXE_weft"))
+                .arg("explore")
+                .args(campaign)
+                .args(["--shard", &format!("{k}/{n}"), "--jobs", "1", "--quiet"])
+                .args(["--out", s(results)])
+                .args(extra)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("weft starts")
+        })
+        .collect();
+    children.into_iter().map(|c| c.wait_with_output().expect("shard ends")).collect()
+}
+
+/// Coverage shards run at once, merged, against one machine with `--jobs 2`: the same
+/// violation, run index, counts and repro bytes (unshrunk and shrunk).
+fn check_coverage_merge(name: &str, campaign: &[&str], n: u64) -> Value {
+    let d = dir(name);
+    let results = d.join("results");
+    for (k, o) in start_shards(campaign, &Vec::from_iter(0..n), n, &results, &[]).iter().enumerate()
+    {
+        assert_eq!(code(o), 0, "shard {k}/{n}: {}", stderr(o));
     }
+    let (mc, merged, err) = merge(&[&results], &d.join("merged"));
+    let (c2, two) = explore(campaign, &["--jobs", "2", "--out", s(&d.join("two"))]);
+    assert_eq!((mc, c2), (1, 1), "{err}");
+    assert_eq!(merged["strategy"], "coverage");
+    assert_eq!(answer(&merged), answer(&two), "merged vs --jobs 2");
+    for key in ["repro", "shrunk_repro"] {
+        assert_eq!(bytes(&merged, key), bytes(&two, key), "{key} bytes");
+    }
+    merged
+}
+
+/// Issue 17's acceptance command, with its default strategy (coverage): chord's violation is
+/// at run 3501, after 27 generations of exchanged corpus.
+#[test]
+fn coverage_shards_merge_to_the_single_machine_result() {
+    let chord = ["chord", "--variant", "original", "-o", "ids=5", "--runs", "400000"];
+    let merged = check_coverage_merge("coverage-chord", &chord, 4);
+    assert!(merged["violation"]["run_index"].as_u64().unwrap() > 1000, "{merged}");
+    let pb = ["primary-backup", "--variant", "buggy", "--runs", "400000"];
+    check_coverage_merge("coverage-pb", &pb, 3);
+}
+
+/// A shard that never comes is named when the wait times out (exit 2), and a shard that gave
+/// up tells the others, which stop at once instead of waiting out their own (long) timeout.
+#[test]
+fn a_missing_coverage_shard_is_named_not_waited_for_forever() {
+    let d = dir("coverage-missing");
+    let campaign = ["chord", "--variant", "corrected", "--runs", "100000"];
+    let results = d.join("results");
+    let outs = std::thread::scope(|scope| {
+        let quick =
+            scope.spawn(|| start_shards(&campaign, &[0], 3, &results, &["--sync-timeout", "1s"]));
+        let patient =
+            scope.spawn(|| start_shards(&campaign, &[1], 3, &results, &["--sync-timeout", "120s"]));
+        [quick.join().unwrap().remove(0), patient.join().unwrap().remove(0)]
+    });
+    assert_eq!(code(&outs[0]), 2, "{}", stderr(&outs[0]));
+    assert!(
+        stderr(&outs[0]).contains("for shard 2/3 to finish generation 0"),
+        "{}",
+        stderr(&outs[0])
+    );
+    assert!(stderr(&outs[0]).contains("died, hangs or never started"), "{}", stderr(&outs[0]));
+    assert_eq!(code(&outs[1]), 2, "{}", stderr(&outs[1]));
+    assert!(stderr(&outs[1]).contains("shard 0/3 gave up: "), "{}", stderr(&outs[1]));
+    assert!(!results.join("shard-0-of-3.json").exists(), "no result file for a failed shard");
+}
+
+/// A coverage shard killed mid-campaign (SIGKILL: no abort file) is named by the other one
+/// after `--sync-timeout`, which then exits 2 without a result file.
+#[test]
+fn a_coverage_shard_that_dies_is_reported() {
+    let d = dir("coverage-killed");
+    let results = d.join("results");
+    let spawn = |k: u64| {
+        Command::new(env!("CARGO_BIN_EXE_weft"))
+            .args(["explore", "chord", "--variant", "corrected", "--runs", "10000000"])
+            .args(["--shard", &format!("{k}/2"), "--jobs", "1", "--quiet", "--sync-timeout", "2s"])
+            .args(["--out", s(&results)])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("weft starts")
+    };
+    let (survivor, mut victim) = (spawn(0), spawn(1));
+    // Kill shard 1 once the campaign is a few generations in.
+    let past_generation_3 = || {
+        let Ok(sync) = std::fs::read_dir(&results) else { return false };
+        let dirs = sync.flatten().filter(|e| e.file_name().to_string_lossy().starts_with("sync-"));
+        dirs.flat_map(|e| std::fs::read_dir(e.path()).into_iter().flatten().flatten()).any(|f| {
+            let name = f.file_name().to_string_lossy().into_owned();
+            let g =
+                name.strip_prefix("gen-").and_then(|r| r.split('-').next()?.parse::<u64>().ok());
+            g.is_some_and(|g| g >= 3)
+        })
+    };
+    for _ in 0..6000 {
+        if past_generation_3() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(past_generation_3(), "the shards never got going");
+    victim.kill().expect("kill shard 1");
+    let _ = victim.wait();
+    let o = survivor.wait_with_output().expect("shard 0 ends");
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("waited 2s for shard 1/2 to finish generation"), "{}", stderr(&o));
+    assert!(!results.join("shard-0-of-2.json").exists());
+}
+
+#[test]
+fn exhaustive_refuses_shard_and_a_shard_never_runs_twice() {
+    let d = dir("refuse");
+    let o = weft(&[
+        "explore",
+        "chord",
+        "--runs",
+        "10",
+        "--strategy",
+        "exhaustive",
+        "--shard",
+        "0/2",
+        "--out",
+        s(&d),
+    ]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--shard needs --strategy random, swarm or coverage"),
+        "{}",
+        stderr(&o)
+    );
     let o = weft(&["explore", "chord", "--strategy", "random", "--shard", "2/2"]);
     assert_eq!(code(&o), 2, "{}", stderr(&o));
     // A retried shard whose complete result is there does nothing (and says so).
@@ -284,6 +415,8 @@ fn k8s_manifest_is_an_indexed_job_whose_commands_merge_to_the_campaign() {
     assert!(["Never", "OnFailure"].contains(&pod["restartPolicy"].as_str().unwrap()));
     let c = &pod["containers"][0];
     assert_eq!(c["image"], "registry.example/weft:1");
+    let cname = c["name"].as_str().expect("a container needs a name");
+    assert!(!cname.is_empty() && cname.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'));
     let env = &c["env"][0];
     assert_eq!(env["name"], "JOB_COMPLETION_INDEX");
     assert_eq!(
@@ -324,6 +457,8 @@ fn k8s_manifest_is_an_indexed_job_whose_commands_merge_to_the_campaign() {
         "i",
         "--claim",
         "c",
+        "--parallelism",
+        "1",
         "--",
         "chord",
         "--strategy",
@@ -332,7 +467,7 @@ fn k8s_manifest_is_an_indexed_job_whose_commands_merge_to_the_campaign() {
         "5",
     ]);
     assert_eq!(code(&bad), 2);
-    assert!(stderr(&bad).contains("--shard needs --strategy random or swarm"), "{}", stderr(&bad));
+    assert!(stderr(&bad).contains("all 2 must run at once"), "{}", stderr(&bad));
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! (munged, slurmctld and slurmd on loopback ports), the job-array script `weft deploy slurm`
 //! writes submitted with `sbatch`, the four shards' results merged, and the merged answer
 //! compared with the same campaign on one machine: the same first failing run index, the same
-//! unshrunk and shrunk repro bytes. The daemons are stopped when the test ends, pass or fail.
+//! unshrunk and shrunk repro bytes. Twice on one cluster: random search, then coverage-guided. The daemons are stopped when the test ends, pass or fail.
 
 // Waiting for real daemons and a real job is bounded in wall-clock time.
 #![allow(clippy::disallowed_methods)]
@@ -13,9 +13,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-/// The acceptance campaign of issue 17 (plain random search: `--shard` refuses coverage).
-const CAMPAIGN: [&str; 9] =
+/// The acceptance campaign of issue 17 with plain random search (independent shards)…
+const RANDOM: [&str; 9] =
     ["chord", "--variant", "original", "-o", "ids=5", "--runs", "400000", "--strategy", "random"];
+/// … and as issue 17 states it, with the default strategy, coverage (shards that exchange
+/// their corpus at every generation, so all four tasks must run at once: the node has 4 CPUs).
+const COVERAGE: [&str; 7] = ["chord", "--variant", "original", "-o", "ids=5", "--runs", "400000"];
 const SHARDS: u64 = 4;
 
 fn have(program: &str) -> bool {
@@ -145,8 +148,9 @@ impl Cluster {
             .flatten()
             .map(|e| e.path())
             .chain(
-                std::fs::read_dir(self.dir.join("results"))
+                ["random", "coverage"]
                     .into_iter()
+                    .flat_map(|n| std::fs::read_dir(self.dir.join("results").join(n)))
                     .flatten()
                     .flatten()
                     .map(|e| e.path()),
@@ -215,6 +219,10 @@ fn repro_bytes(j: &Value, key: &str) -> Vec<u8> {
 #[test]
 fn a_slurm_job_array_of_shards_merges_to_the_single_machine_result() {
     if let Err(why) = ensure_installed() {
+        assert!(
+            option_env!("WEFT_REQUIRE_PACKAGES").is_none(),
+            "{why} (.ci/run installs slurm-wlm and munge)"
+        );
         eprintln!("skipped: {why}");
         return;
     }
@@ -222,13 +230,20 @@ fn a_slurm_job_array_of_shards_merges_to_the_single_machine_result() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let mut cluster = Cluster::start(&dir);
-    let results = dir.join("results");
-    let script = dir.join("campaign.sh");
+    check_array(&mut cluster, &dir, "random", &RANDOM);
+    check_array(&mut cluster, &dir, "coverage", &COVERAGE);
+}
+
+/// Submits `campaign` as a 4-task array, merges, and compares with `--jobs 2` on one machine.
+fn check_array(cluster: &mut Cluster, dir: &Path, name: &str, campaign: &[&str]) {
+    let results = dir.join("results").join(name);
+    std::fs::create_dir_all(&results).unwrap();
+    let script = dir.join(format!("{name}.sh"));
     let shards = SHARDS.to_string();
     let mut args = vec!["deploy", "slurm", "--shards", &shards, "--results"];
     args.extend([results.to_str().unwrap(), "--weft", env!("CARGO_BIN_EXE_weft"), "-o"]);
     args.extend([script.to_str().unwrap(), "--"]);
-    args.extend(CAMPAIGN);
+    args.extend(campaign);
     let o = weft(&args);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let o = run(cluster.slurm("sbatch").arg("--parsable").arg(&script));
@@ -244,8 +259,9 @@ fn a_slurm_job_array_of_shards_merges_to_the_single_machine_result() {
         let o = cluster.slurm("squeue").args(["-h", "-j", &job]).output().unwrap();
         o.status.success() && o.stdout.is_empty()
     };
-    wait_until(Duration::from_secs(600), "the job array to end", ended, &cluster);
-    let merged_out = dir.join("merged");
+    wait_until(Duration::from_secs(600), "the job array to end", ended, cluster);
+    cluster.job = None;
+    let merged_out = dir.join(format!("merged-{name}"));
     let o = weft(&[
         "merge",
         results.to_str().unwrap(),
@@ -262,19 +278,20 @@ fn a_slurm_job_array_of_shards_merges_to_the_single_machine_result() {
         cluster.logs()
     );
     let merged = summary(&o);
-    let one_out = dir.join("one");
+    let one_out = dir.join(format!("one-{name}"));
     let mut single = vec!["explore"];
-    single.extend(CAMPAIGN);
+    single.extend(campaign);
     single.extend(["--jobs", "2", "--json", "--quiet", "--out", one_out.to_str().unwrap()]);
     let o = weft(&single);
     assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
     let one = summary(&o);
     assert_eq!(merged["merged"]["shards"], SHARDS);
+    assert_eq!((&merged["strategy"], &one["strategy"]), (&name.into(), &name.into()));
     for key in ["run_index", "kind", "detail", "before", "after"] {
-        assert_eq!(merged["violation"][key], one["violation"][key], "{key}");
+        assert_eq!(merged["violation"][key], one["violation"][key], "{name}: {key}");
     }
-    assert_eq!(repro_bytes(&merged, "repro"), repro_bytes(&one, "repro"));
-    assert_eq!(repro_bytes(&merged, "shrunk_repro"), repro_bytes(&one, "shrunk_repro"));
+    assert_eq!(repro_bytes(&merged, "repro"), repro_bytes(&one, "repro"), "{name}");
+    assert_eq!(repro_bytes(&merged, "shrunk_repro"), repro_bytes(&one, "shrunk_repro"), "{name}");
     // Every task ran as its own shard under Slurm.
     for k in 0..SHARDS {
         let log = std::fs::read_to_string(results.join(format!("slurm-{job}_{k}.log"))).unwrap();

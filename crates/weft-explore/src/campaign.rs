@@ -196,7 +196,7 @@ pub(crate) struct RunOut {
     pub(crate) found: Found,
     pub(crate) failed: bool,
     pub(crate) features: Vec<u64>,
-    bounds: Vec<u64>,
+    pub(crate) bounds: Vec<u64>,
 }
 
 /// Runs one random or swarm run: a pure function of (runner, options, index).
@@ -241,8 +241,8 @@ pub(crate) fn run_seeded(
 /// A corpus entry of coverage-guided search: a run that reached a feature no earlier run had.
 #[derive(Clone, Debug)]
 pub(crate) struct Entry {
-    log: Vec<u64>,
-    bounds: Vec<u64>,
+    pub(crate) log: Vec<u64>,
+    pub(crate) bounds: Vec<u64>,
 }
 
 /// Mutates one corpus entry into the decision prefix of a new run (the rest is drawn at random
@@ -412,16 +412,39 @@ fn run_independent(
             best.fetch_min(i, Ordering::Relaxed);
             found.push(out.found);
         }
-        if tally.runs % 64 == 0 || out.failed {
-            let p = tally.progress();
-            drop(guard);
-            control.progress(&p);
-        }
+        // Every run: the control throttles what it shows (a process run takes seconds).
+        let p = tally.progress();
+        drop(guard);
+        control.progress(&p);
     });
     let (tally, found) = shared.into_inner().expect("campaign state poisoned");
     let found = found.into_iter().min_by_key(|f| f.run_index);
     let interrupted = stopped.load(Ordering::Relaxed);
     tally.result(found, interrupted)
+}
+
+/// Progress within a generation, before its runs are merged: the counts so far plus the runs
+/// finished since (features are the generation's start's until the merge).
+struct Partial {
+    base: Progress,
+    done: Mutex<(u64, u64, u64)>,
+}
+
+impl Partial {
+    fn new(base: Progress) -> Partial {
+        Partial { base, done: Mutex::new((0, 0, 0)) }
+    }
+
+    fn add(&self, out: &RunOut) -> Progress {
+        let mut d = self.done.lock().expect("progress poisoned");
+        *d = (d.0 + 1, d.1 + out.found.report.events, d.2 + out.failed as u64);
+        Progress {
+            runs: self.base.runs + d.0,
+            events: self.base.events + d.1,
+            failures: self.base.failures + d.2,
+            ..self.base.clone()
+        }
+    }
 }
 
 /// Coverage-guided: generations of [`GENERATION`] runs over a corpus frozen per generation.
@@ -442,12 +465,15 @@ fn run_coverage(
         let best = AtomicU64::new(u64::MAX);
         let slots: Mutex<Vec<Option<RunOut>>> = Mutex::new((lo..hi).map(|_| None).collect());
         let frozen = &corpus;
+        let partial = Partial::new(tally.progress());
         pool(opts.jobs, &next, hi, &best, control, &stopped, &|i| {
             let out = run_seeded(runner, opts, i, Some(frozen));
             if out.failed {
                 best.fetch_min(i, Ordering::Relaxed);
             }
+            let p = partial.add(&out);
             slots.lock().expect("generation poisoned")[(i - lo) as usize] = Some(out);
+            control.progress(&p);
         });
         // Merge in run-index order: the corpus and the reported failure do not depend on which
         // thread finished first.

@@ -25,7 +25,8 @@ pub use repro::{
     explore, found_repro, replay_repro, repro_sizes, shrink_repro, ReplayVerdict, Unsupported,
 };
 pub use shard::{
-    check_shardable, merge_ledgers, run_shard, Ledger, Shard, ShardError, ShardRun, MAX_SHARDS,
+    check_shardable, merge_ledgers, run_coverage_shard, run_shard, Candidate, GenerationPart,
+    GenerationSync, Ledger, Shard, ShardError, ShardRun, SyncError, MAX_SHARDS,
 };
 pub use shrink::{shrink, shrink_differential, trim, ShrinkError, ShrinkOptions, Shrunk};
 pub(crate) use weft_report::timeline::line;

@@ -1,5 +1,5 @@
-//! Shards: the K-th of N disjoint parts of a random or swarm campaign, and the merge of their
-//! ledgers into the campaign's tallies.
+//! Shards: the K-th of N disjoint parts of a campaign, and the merge of their ledgers into the
+//! campaign's tallies.
 //!
 //! Shard K/N makes the campaign's run indices K, K+N, K+2N, … below the run budget: interleaved,
 //! not blocks, so every shard works on low indices, where the campaign's answer (the failing run
@@ -7,18 +7,24 @@
 //! and the shard stops past its own lowest failing index, exactly as a whole campaign does, so
 //! the lowest failing index over all shards is the one `--jobs` finds on one machine.
 //!
-//! Shards may tell each other about failures ([`Control::found`], [`Control::known_failure`]):
-//! a shard stops before runs above a failing index another shard found, since they cannot be
-//! the answer. This changes how much work is done, never the merged result.
+//! Random and swarm shards run independently ([`run_shard`]); they may tell each other about
+//! failures ([`Control::found`], [`Control::known_failure`]): a shard stops before runs above a
+//! failing index another shard found, since they cannot be the answer. This changes how much
+//! work is done, never the merged result. Coverage-guided shards ([`run_coverage_shard`],
+//! `coverage.rs`) exchange each generation's corpus through a [`GenerationSync`] (`sync.rs`) so
+//! each generation mutates the corpus one machine would have; exhaustive search is one
+//! depth-first walk and is not sharded.
 //!
 //! A shard does not know where the campaign's answer lies, so it keeps a [`Ledger`] of its runs
 //! in index order (each run's outcome kind and events; the first run that reached each feature
 //! and each `sometimes` property). A merge counts exactly the runs at or below the campaign's
 //! lowest failing index — the runs `--jobs 1` makes — whatever N was.
-//!
-//! Coverage-guided search is not sharded: each generation mutates a corpus built from every
-//! earlier run of every shard, so independent shards would search a different space (the merged
-//! answer would depend on N); exhaustive search is one depth-first walk.
+
+mod coverage;
+mod sync;
+
+pub use coverage::run_coverage_shard;
+pub use sync::{Candidate, GenerationPart, GenerationSync, SyncError};
 
 use crate::campaign::{
     pool, run_seeded, CampaignOptions, CampaignResult, Control, Found, Progress,
@@ -97,7 +103,7 @@ impl Ledger {
         self.events.len() as u64
     }
 
-    fn push_outcome(&mut self, kind: &str) {
+    pub(crate) fn push_outcome(&mut self, kind: &str) {
         match self.outcomes.last_mut() {
             Some((k, n)) if k == kind => *n += 1,
             _ => self.outcomes.push((kind.to_string(), 1)),
@@ -148,20 +154,19 @@ pub struct ShardRun {
     pub found: Option<Found>,
     /// Whether `Control::should_stop` ended the shard early (time budget or Ctrl-C).
     pub stopped: bool,
+    /// Coverage: another shard stopped early, so this one stopped after the same generation.
+    pub cut_short: bool,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ShardError {
     #[error(
-        "--shard needs --strategy random or swarm, not {0}: {why}",
-        why = match *.0 {
-            "exhaustive" => "exhaustive search is one depth-first walk",
-            _ => "each coverage-guided generation mutates a corpus built from every earlier run \
-                  of every shard, so independent shards would search a different space \
-                  (docs/scale-out.md)",
-        }
+        "--shard needs --strategy random, swarm or coverage, not {0}: exhaustive search is one \
+         depth-first walk"
     )]
     Strategy(&'static str),
+    #[error("{0} shards are not independent runs: run them with run_coverage_shard")]
+    NotIndependent(&'static str),
     #[error(
         "shard {shard} ran {ran} runs but the merge needs its first {needed}: it stopped early \
          (a failure below that index was reported in its folder, in a found-*.idx file, that no \
@@ -170,12 +175,14 @@ pub enum ShardError {
     Short { shard: Shard, ran: u64, needed: u64 },
     #[error("shard {shard}'s ledger is inconsistent (its counts disagree)")]
     Inconsistent { shard: Shard },
+    #[error("coverage shards' corpus exchange: {0}")]
+    Sync(#[from] SyncError),
 }
 
 /// Whether `strategy` can be sharded.
 pub fn check_shardable(strategy: Strategy) -> Result<(), ShardError> {
     match strategy {
-        Strategy::Random | Strategy::Swarm => Ok(()),
+        Strategy::Random | Strategy::Swarm | Strategy::Coverage => Ok(()),
         s => Err(ShardError::Strategy(s.name())),
     }
 }
@@ -202,7 +209,9 @@ pub fn run_shard(
     shard: Shard,
     control: &dyn Control,
 ) -> Result<ShardRun, ShardError> {
-    check_shardable(opts.strategy)?;
+    if !matches!(opts.strategy, Strategy::Random | Strategy::Swarm) {
+        return Err(ShardError::NotIndependent(opts.strategy.name()));
+    }
     let next = AtomicU64::new(0);
     let best = AtomicU64::new(u64::MAX);
     let stopped = AtomicBool::new(false);
@@ -254,7 +263,8 @@ pub fn run_shard(
     let n = ledger.runs();
     ledger.features = s.features.into_iter().filter(|&(_, j)| j < n).collect();
     ledger.sometimes = s.sometimes.into_iter().filter(|(_, j)| *j < n).collect();
-    Ok(ShardRun { ledger, found: found.map(|(_, f)| f), stopped: stopped.load(Ordering::Relaxed) })
+    let stopped = stopped.load(Ordering::Relaxed);
+    Ok(ShardRun { ledger, found: found.map(|(_, f)| f), stopped, cut_short: false })
 }
 
 /// The campaign's tallies from all its shards' ledgers: the runs with index at or below

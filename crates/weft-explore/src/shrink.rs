@@ -7,9 +7,11 @@
 //! timer of a node's choice: [`Site`]). Value edits replay **by site**
 //! ([`Decisions::replay_sited`]), so zeroing one fault or one link's latencies leaves every
 //! other site's answers where they were; deletions replay by position first, then by site.
-//! Once, before the first round, the simplest lists of all are tried (every list of one or two
-//! values below 4: a real process's seed decides its timeouts, and a tiny list often fails by
-//! itself). Passes per round, until a whole round changes nothing:
+//! Once, before the first round, a run of real processes is tried with every decision but its
+//! faults' set to 0 ([`real_process`]); then the simplest lists of all are tried (every list
+//! of one or two values below 4: a real process's seed decides its timeouts, and a tiny list
+//! often fails by itself). Passes per round, until a whole round
+//! changes nothing:
 //!
 //! 1. delete spans of decreasing size (halvings of the list, then 8 down to 1), scanning from
 //!    the end, by position (the tail moves up, so the log gets shorter); a failed deletion is
@@ -38,6 +40,7 @@
 //! apart. The reference is checked last, on an otherwise acceptable candidate, under the full
 //! scenario (no event cap), so a "pass" there is a whole run.
 
+mod real_process;
 mod structure;
 
 use crate::campaign::{Best, Control, Progress};
@@ -521,6 +524,7 @@ fn shrink_inner(
     };
     let mut complete = false;
     s.report_progress();
+    s.faults_only();
     s.simplest_lists();
     while !s.out_of_budget() {
         let mut progress = s.delete_spans();

@@ -361,3 +361,25 @@ fn shrinking_reports_the_best_so_far_as_it_goes() {
     );
     assert!(seen.windows(2).all(|w| w[1].runs >= w[0].runs));
 }
+
+/// A campaign reports progress after every run, also inside a coverage generation (a process
+/// run takes seconds: a report per generation of 128 left a log silent for minutes).
+#[test]
+fn campaigns_report_progress_after_every_run() {
+    let runner = canary("fixed");
+    for strategy in [Strategy::Coverage, Strategy::Random] {
+        let opts = CampaignOptions {
+            seed: 1,
+            runs: Some(20),
+            jobs: 1,
+            strategy,
+            scenario: runner.default_scenario(),
+        };
+        let rec = Recording::default();
+        let result = run_campaign(runner.as_ref(), &opts, &rec);
+        let runs: Vec<u64> = rec.0.into_inner().unwrap().iter().map(|p| p.runs).collect();
+        assert_eq!(result.runs, 20, "{strategy:?}");
+        assert!((1..=20).all(|n| runs.contains(&n)), "{strategy:?}: reported {runs:?}");
+        assert!(runs.windows(2).all(|w| w[0] <= w[1]), "{strategy:?}: {runs:?}");
+    }
+}
