@@ -239,14 +239,10 @@ fn a_restarted_peer_resets_the_stream() {
     sc.budget.crashes = 1;
     sc.rates.crash = weft_core::Ratio::new(1, 1);
     sc.outage_max = weft_core::SimDuration::from_millis(100);
-    let mut resets = 0;
     for seed in 0..10 {
         run(&spec, &sc, seed);
-        let got = take(&l);
-        assert_eq!(got, ["Err(ConnectionReset)"], "seed {seed}");
-        resets += 1;
+        assert_eq!(take(&l), ["Err(ConnectionReset)"], "seed {seed}");
     }
-    assert_eq!(resets, 10);
 }
 
 #[test]

@@ -13,13 +13,12 @@ mod server;
 mod sys;
 mod wire;
 
-use weft_async::{entry, world, AsyncNode};
+use weft_async::{entry, world, AsyncNode, Entry};
 use weft_check::history::HistoryModel;
 use weft_core::{
-    Allowed, ConfigError, Modality, OptionDecl, PropertyInfo, RunSpec, Runner, Scenario, Target,
-    TargetInfo, VariantInfo,
+    Allowed, ConfigError, Modality, OptionDecl, RunSpec, Runner, Scenario, Target, TargetInfo,
 };
-use weft_sim::{Check, Property, SimRunner, SimSpec, View};
+use weft_sim::{Check, Property, SimSpec, View, World};
 
 pub use server::SERVERS;
 
@@ -51,66 +50,60 @@ const PROPERTIES: [(&str, Modality, &str, Check<AsyncNode>); 2] = [
     ("WriteAcknowledged", Modality::Sometimes, "some write is acknowledged", write_acknowledged),
 ];
 
-const OPTIONS: &[OptionDecl] = &[
-    OptionDecl::new("clients", "3", Allowed::Int { min: 1, max: 8 }, "client tasks"),
-    OptionDecl::new("ops", "6", Allowed::Int { min: 0, max: 50 }, "operations per client"),
-];
-
 pub struct AsyncKv;
 
-/// The world of one variant: three servers and one client node.
+/// What every node of a variant runs: the clients on [`CLIENT_NODE`], a server elsewhere.
+fn node_entry(buggy: bool, clients: u64, ops: u64) -> Entry {
+    entry(move |id| async move {
+        if id == CLIENT_NODE {
+            client::clients(clients, ops).await
+        } else {
+            server::server(id, buggy).await
+        }
+    })
+}
+
+/// The world of one variant as a bare spec (the benchmark runs it directly).
 pub fn spec(buggy: bool, clients: u64, ops: u64) -> SimSpec<AsyncNode> {
-    let mut sim = world(
-        SERVERS as usize + 1,
-        entry(move |id| async move {
-            if id == CLIENT_NODE {
-                client::clients(clients, ops).await
-            } else {
-                server::server(id, buggy).await
-            }
-        }),
-    );
+    let mut sim = world(SERVERS as usize + 1, node_entry(buggy, clients, ops));
     sim.properties = PROPERTIES
         .iter()
         .map(|&(name, modality, _, check)| Property { name, modality, check })
         .collect();
-    // The clients keep the history: only servers crash.
     sim.crash_gate = Some(|_, node| node != CLIENT_NODE);
     sim
 }
 
+/// The target as a world: three servers and one client node, which keeps the history and so
+/// never crashes.
+pub fn kv_world() -> World<AsyncNode> {
+    let mut w = World::new("async-kv", SERVERS as usize + 1, |cfg, id| {
+        AsyncNode::new(id, node_entry(cfg.is("buggy"), cfg.get("clients"), cfg.get("ops")))
+    })
+    .summary("a replicated KV store in async Rust (weft-async); buggy acks writes early")
+    .variant("buggy", "the leader acknowledges a write before a majority stores it")
+    .variant("fixed", "writes are acknowledged once committed")
+    .option("clients", "3", Allowed::Int { min: 1, max: 8 }, "client tasks")
+    .option("ops", "6", Allowed::Int { min: 0, max: 50 }, "operations per client")
+    .scenario(|_, s| *s = default_scenario())
+    .crash_gate(|_, node| node != CLIENT_NODE);
+    for (name, modality, summary, check) in PROPERTIES {
+        w = w.described(name, modality, summary, check);
+    }
+    w
+}
+
 impl Target for AsyncKv {
     fn info(&self) -> TargetInfo {
-        TargetInfo {
-            name: "async-kv",
-            summary: "a replicated KV store in async Rust (weft-async); buggy acks writes early",
-            variants: vec![
-                VariantInfo {
-                    name: "buggy",
-                    summary: "the leader acknowledges a write before a majority stores it",
-                },
-                VariantInfo { name: "fixed", summary: "writes are acknowledged once committed" },
-            ],
-            options: weft_core::options::infos(OPTIONS),
-            properties: PROPERTIES
-                .iter()
-                .map(|&(name, modality, summary, _)| PropertyInfo { name, modality, summary })
-                .collect(),
-        }
+        kv_world().info()
     }
 
     fn options(&self) -> Vec<OptionDecl> {
-        OPTIONS.to_vec()
+        kv_world().options()
     }
 
-    fn prepare(&self, run: &RunSpec) -> Result<Box<dyn Runner>, ConfigError> {
-        let info = self.info();
-        weft_core::check_spec(self, run)?;
-        let clients: u64 = info.parse_option(run, "clients")?;
-        let ops: u64 = info.parse_option(run, "ops")?;
-        let mut sim = spec(run.variant == "buggy", clients, ops);
-        sim.focus = run.property.clone();
-        Ok(Box::new(SimRunner { sim, scenario: default_scenario() }))
+    fn prepare(&self, spec: &RunSpec) -> Result<Box<dyn Runner>, ConfigError> {
+        kv_world().prepare(spec)
     }
 }
 

@@ -75,3 +75,25 @@ fn message_runs_are_deterministic() {
         assert_eq!(rec.events.len() as u64, b.events);
     }
 }
+
+/// Zero is every decision's simplest value, and for a maintenance timer it means "idle until
+/// the heal phase": the all-zero run has no background traffic in the fault phase (only the
+/// four joins, answered by n0), and still reaches the ideal ring once the timers fire in the
+/// heal phase. This is what lets the shrinker remove maintenance rounds a story does not need.
+#[test]
+fn the_all_zero_run_is_quiet_until_the_heal_phase_and_still_heals() {
+    let runner = Chord.prepare(&spec("original", &[("mode", "messages")], None)).unwrap();
+    let scenario = runner.default_scenario();
+    let mut rec = Recorder::default();
+    let report = runner.run(&scenario, &mut Decisions::replay(Vec::new()), &mut rec);
+    assert_eq!(report.outcome, Outcome::Pass);
+    let heal = weft_core::SimTime::ZERO + scenario.fault_phase;
+    let early: Vec<&str> = rec
+        .events
+        .iter()
+        .filter(|e| e.time < heal && e.kind == weft_core::EventKind::Timer)
+        .map(|e| e.summary.as_str())
+        .collect();
+    assert_eq!(early, vec!["timer 5"; 4], "only the joins fire before the heal phase");
+    assert!(rec.events.iter().any(|e| e.time > heal && e.summary == "timer 1"), "stabilize runs");
+}
