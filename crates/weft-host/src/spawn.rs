@@ -87,6 +87,38 @@ fn set_limits(limits: &Limits) -> io::Result<()> {
     Ok(())
 }
 
+/// Between fork and exec, after the standard streams and the region are in place: what else
+/// a process inherits from whoever started weft, put as a process started by init has it, so
+/// that a run does not depend on the launcher. Every other descriptor is closed at the exec
+/// (a shell, a CI runner or a test harness leaves some open without close-on-exec, and each
+/// one shifts the numbers the program's own `open`s and `socket`s get); every signal a
+/// launcher ignored is back to its default (ignored dispositions survive `exec`); the umask
+/// is 022 (file modes the program creates and reads back).
+fn fresh_process_state() {
+    // SAFETY: close_range, fcntl, sigaction and umask are async-signal-safe system calls
+    // on plain integers and a zeroed local struct.
+    unsafe {
+        let cloexec = libc::CLOSE_RANGE_CLOEXEC as libc::c_int;
+        let below = libc::syscall(libc::SYS_close_range, 3u32, CHILD_REGION_FD as u32 - 1, cloexec);
+        let above =
+            libc::syscall(libc::SYS_close_range, CHILD_REGION_FD as u32 + 1, u32::MAX, cloexec);
+        if below != 0 || above != 0 {
+            // Kernels before 5.11: one descriptor at a time, up to the limit just set.
+            for fd in (3..NODE_LIMITS[0].1 as i32).filter(|&fd| fd != CHILD_REGION_FD) {
+                libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+            }
+        }
+        let mut dfl: libc::sigaction = std::mem::zeroed();
+        dfl.sa_sigaction = libc::SIG_DFL;
+        for sig in 1..65 {
+            if sig != libc::SIGKILL && sig != libc::SIGSTOP {
+                libc::sigaction(sig, &dfl, std::ptr::null_mut());
+            }
+        }
+        libc::umask(0o022);
+    }
+}
+
 /// What the kernel said about the last process reaped by [`reap`] on this thread.
 #[derive(Clone, Copy)]
 struct Usage {
@@ -396,6 +428,7 @@ pub(crate) fn spawn(spec: &SpawnSpec<'_>) -> io::Result<Spawned> {
             if libc::dup2(region_fd, CHILD_REGION_FD) < 0 {
                 return Err(io::Error::last_os_error());
             }
+            fresh_process_state();
             Ok(())
         });
     }

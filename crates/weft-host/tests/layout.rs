@@ -2,8 +2,11 @@
 //! (`tests/c/layout.c`): each node starts with fixed resource limits, not weft's own (Redis
 //! sizes `maxclients` by `RLIMIT_NOFILE` and logs it; the stack limit moves every mapping), and
 //! `mmap` places mappings top-down in the shim's own arena, not wherever the kernel's layout
-//! (its version, the libraries' sizes) would put them. This test binary lowers its own limits
-//! first, as a machine with other defaults would have them.
+//! (its version, the libraries' sizes) would put them. Nor does a node inherit what its
+//! launcher leaves behind: descriptors without close-on-exec (a shell's, a CI runner's: each
+//! shifts the numbers the program's own descriptors get), ignored signals, a umask. This test
+//! binary lowers its own limits and leaves such state first, as another machine or launcher
+//! would.
 
 mod common;
 use weft_core::{Decisions, NullObserver, Outcome, Scenario};
@@ -23,9 +26,21 @@ fn lower_own_limits() {
     set(libc::RLIMIT_CORE, 4096);
 }
 
+/// A descriptor open without close-on-exec, SIGHUP ignored and umask 077, as a shell or a CI
+/// runner may leave them.
+fn leave_launcher_state() {
+    // SAFETY: open, signal and umask on constants; the fd is left open on purpose.
+    unsafe {
+        assert!(libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY) >= 0);
+        libc::signal(libc::SIGHUP, libc::SIG_IGN);
+        libc::umask(0o077);
+    }
+}
+
 #[test]
 fn limits_and_mapping_addresses_do_not_depend_on_the_machine() {
     lower_own_limits();
+    leave_launcher_state();
     let cfg = common::config("layout", &[], 1);
     let mut d = Decisions::random(3);
     let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
@@ -43,4 +58,5 @@ fn limits_and_mapping_addresses_do_not_depend_on_the_machine() {
     assert_eq!(text[4], "failed move: 1 14", "EFAULT, as the kernel answers");
     let after = hex(text[5].strip_prefix("after: ").unwrap());
     assert_eq!(after, a - 4 * mib, "the failed move's reservation was given back");
+    assert_eq!(text[6], "inherited: fd 3, 0 open, SIGHUP default, umask 022");
 }

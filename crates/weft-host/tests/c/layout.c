@@ -1,7 +1,12 @@
-// What a process under the shim can learn of the machine through its limits and its
-// mappings' addresses, printed for tests/layout.rs: both must be the same on every machine.
+// What a process under the shim can learn of the machine and of whoever started weft through
+// its limits, its mappings' addresses, its descriptors, its signal dispositions and its umask,
+// printed for tests/layout.rs: all must be the same on every machine and from every launcher.
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -33,5 +38,16 @@ int main(void) {
     void *bad = mremap((void *)4096, 4096, 1 << 20, MREMAP_MAYMOVE);
     printf("failed move: %d %d\n", bad == MAP_FAILED, errno);
     printf("after: %p\n", (void *)map(1 << 20));
+    // Inherited: the lowest free descriptor, how many others are open (the shim's own region
+    // descriptor, 1021, is not counted), SIGHUP's disposition, the umask.
+    int open_fds = 0;
+    for (int fd = 3; fd < 1021; fd++)
+        open_fds += fcntl(fd, F_GETFD) >= 0;
+    int first = dup(0);
+    struct sigaction hup;
+    sigaction(SIGHUP, NULL, &hup);
+    mode_t mask = umask(0);
+    printf("inherited: fd %d, %d open, SIGHUP %s, umask %03o\n", first, open_fds,
+           hup.sa_handler == SIG_IGN ? "ignored" : "default", (unsigned)mask);
     return 0;
 }
