@@ -4,9 +4,10 @@
 //! reproduce the recorded run bit for bit (same trace hash, exit 1) from a folder other than
 //! the campaign's, end in a `history` violation naming acknowledged adds the old primary lost,
 //! and show one partition and its heal, nothing else. A second test runs a short calm run of
-//! the cluster twice at once, from two folders of different path lengths and with different
-//! environments, and asks for one trace hash: what a node sees (its working folder, its
-//! environment) does not depend on where or from what weft runs.
+//! the cluster twice at once, from two folders of different path lengths, with different
+//! environments and inherited descriptors, and asks for one trace hash: what a node sees (its
+//! working folder, its environment, its descriptors) does not depend on where or from what
+//! weft runs.
 //!
 //! A repro pins every binary by content hash. The client is rebuilt here from
 //! `programs/redis-set/redis-set.c` exactly as the repro's was (`cc -O1`, the same relative
@@ -108,20 +109,25 @@ fn the_sentinel_cluster_runs_the_same_from_any_folder_and_environment() {
     let cluster = cluster.to_str().unwrap().to_string();
     let deep = dir.join("a/much/longer/folder/path");
     std::fs::create_dir_all(&deep).unwrap();
-    let run = |at: &Path, env: &[(&str, &str)]| {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_weft"));
+    // `fds`: weft started by a shell that leaves two descriptors open without close-on-exec
+    // (as the CI runner or a terminal may), which no node may inherit.
+    let run = |at: &Path, env: &[(&str, &str)], fds: bool| {
+        let mut c = Command::new("sh");
+        let open = if fds { "exec 7</dev/null 9</dev/null; " } else { "" };
+        c.arg("-c").arg(format!("{open}exec \"$0\" \"$@\"")).arg(env!("CARGO_BIN_EXE_weft"));
         c.current_dir(at).args(["run", "--cluster", &cluster, "--out", "out"]);
         c.envs(env.iter().copied()).stdout(Stdio::piped()).stderr(Stdio::piped());
         c.spawn().expect("weft")
     };
     // At the same time: one of them may find the other's slot held, and must not care.
-    let a = run(&dir, &[]);
-    let b = run(&deep, &[("LANG", "C.UTF-8"), ("TERM", "dumb"), ("JUNK", "xxxxxxxxxxxxxxxx")]);
+    let a = run(&dir, &[], false);
+    let junk = [("LANG", "C.UTF-8"), ("TERM", "dumb"), ("JUNK", "xxxxxxxxxxxxxxxx")];
+    let b = run(&deep, &junk, true);
     let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
     let hash = |o: &Output| {
         let out = String::from_utf8_lossy(&o.stdout).into_owned();
         assert_eq!(o.status.code(), Some(0), "{out}{}", String::from_utf8_lossy(&o.stderr));
         out.lines().find_map(|l| l.split("trace hash ").nth(1).map(str::to_string)).unwrap()
     };
-    assert_eq!(hash(&a), hash(&b), "the folder or the environment leaked into the run");
+    assert_eq!(hash(&a), hash(&b), "the folder, environment or descriptors leaked into the run");
 }
