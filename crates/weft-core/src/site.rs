@@ -92,6 +92,12 @@ impl Site {
     pub fn workload() -> Site {
         Site::new(SiteKind::Workload, 0, 0)
     }
+    /// The shape of workload item `i` (its time, node, arguments), in a stream of its own, so a
+    /// shrinker that drops one request leaves every other request's answers where they were.
+    /// Item 0 is a site of its own too: [`Site::workload`] is the stream of unaddressed draws.
+    pub fn workload_item(i: u32) -> Site {
+        Site::new(SiteKind::Workload, i.min((1 << 24) - 2) + 1, 0)
+    }
     pub fn disk(node: u32) -> Site {
         Site::new(SiteKind::Disk, node, 0)
     }
@@ -132,6 +138,7 @@ impl fmt::Display for Site {
             Some(k @ (SiteKind::MessageFault | SiteKind::Latency | SiteKind::Delay)) => {
                 write!(f, "{} n{a}>n{b}", name(k))
             }
+            Some(SiteKind::Workload) if a > 0 => write!(f, "workload #{}", a - 1),
             Some(SiteKind::FaultKind | SiteKind::Workload) => write!(f, "{}", name(self.kind_or())),
             Some(SiteKind::FaultDetail) => write!(f, "fault-detail #{a}"),
             Some(SiteKind::Node) => write!(f, "node n{a}/{b}"),
@@ -167,6 +174,9 @@ mod tests {
         assert_eq!(Site::ANON.to_string(), "anon");
         assert_eq!(Site::schedule().to_string(), "schedule");
         assert_eq!(Site::wake().to_string(), "wake");
+        assert_eq!(Site::workload().to_string(), "workload");
+        assert_eq!(Site::workload_item(0).to_string(), "workload #0");
+        assert_ne!(Site::workload_item(0), Site::workload());
         assert_eq!(Site::seed(2).to_string(), "seed p2");
         assert_eq!(Site::seed(2).kind(), Some(SiteKind::Seed));
         assert_ne!(Site::latency(0, 1), Site::latency(1, 0));

@@ -130,6 +130,11 @@ impl<N: Node> Ctx<'_, N> {
     pub fn choose_at(&mut self, stream: u32, n: u64) -> u64 {
         self.decisions.at(weft_core::Site::node(self.id, stream)).choose(n)
     }
+    /// When the heal phase begins (faults stop): the end of the scenario's fault phase. A
+    /// node may park a timer there, e.g. to stay quiet for the rest of the fault phase.
+    pub fn heal_at(&self) -> SimTime {
+        SimTime::ZERO + self.scenario.fault_phase
+    }
     /// Whether faults may still be injected ([`Phase::Fault`]) or have stopped.
     pub fn phase(&self) -> Phase {
         if self.faulty {
