@@ -82,6 +82,7 @@ pub fn shrink_repro(
     out.weft_version = weft_core::VERSION.into();
     out.provenance.shrunk_from = Some(before);
     out.decisions = shrunk.decisions.clone();
+    out.scenario = shrunk.scenario.clone();
     out.outcome = shrunk.report.outcome.clone();
     out.trace_hash = shrunk.report.trace_hash;
     out.events = shrunk.report.events;

@@ -10,8 +10,12 @@
 //! Once, before the first round, a run of real processes is tried with every decision but its
 //! faults' set to 0 ([`real_process`]); then the simplest lists of all are tried (every list
 //! of one or two values below 4: a real process's seed decides its timeouts, and a tiny list
-//! often fails by itself). Passes per round, until a whole round
-//! changes nothing:
+//! often fails by itself). A list longer than 256 decisions then gets the coarse passes (2
+//! below) and a value-lowering pass (5) at once, which cost a candidate per fault, site or
+//! value, before the first span deletions, which cost eight scans of the whole list (measured
+//! on raft-rs: the deletions alone spent 15,000 of the default 20,000 candidates in their first
+//! round, and the found run's junk faults survived the budget). Passes per round, until a
+//! whole round changes nothing:
 //!
 //! 1. delete spans of decreasing size (halvings of the list, then 8 down to 1), scanning from
 //!    the end, by position (the tail moves up, so the log gets shorter); a failed deletion is
@@ -25,7 +29,9 @@
 //!    every latency, zero each site's whole stream;
 //! 3. the fine ones: remove message faults one by one, shorten each fault;
 //! 4. zero spans of the same sizes as pass 1 (turning whole stretches into "simplest choice");
-//! 5. lower each remaining value, by binary search for the smallest value that still fails.
+//! 5. lower each remaining value, by binary search for the smallest value that still fails;
+//! 6. lower each fault budget of the scenario ([`budget`]: the budget is shrunk with the
+//!    faults, and a cheap tightening to the faults the run draws follows passes 1, 2 and 4).
 //!
 //! A candidate is accepted only if its replay fails the same way, has no more events than the
 //! current best, **and** the replay's *log*
@@ -40,12 +46,15 @@
 //! apart. The reference is checked last, on an otherwise acceptable candidate, under the full
 //! scenario (no event cap), so a "pass" there is a whole run.
 
+mod budget;
 mod real_process;
 mod structure;
 
 use crate::campaign::{Best, Control, Progress};
 use std::cmp::Ordering;
-use weft_core::{Decisions, NullObserver, Outcome, RunReport, Runner, Scenario, Site, SiteKind};
+use weft_core::{
+    Decisions, FaultBudget, NullObserver, Outcome, RunReport, Runner, Scenario, Site, SiteKind,
+};
 
 #[derive(Clone, Debug)]
 pub struct ShrinkOptions {
@@ -62,12 +71,16 @@ impl Default for ShrinkOptions {
 #[derive(Clone, Debug)]
 pub struct Shrunk {
     /// The smallest failing decision list found (a canonical replay log, trailing zeros trimmed).
-    /// It replays by position ([`Decisions::replay`]) exactly as it did by site.
+    /// It replays by position ([`Decisions::replay`]) exactly as it did by site, under
+    /// [`Shrunk::scenario`] (not necessarily the input's: see [`budget`]).
     pub decisions: Vec<u64>,
     /// The site of each of `decisions` (for showing what each decision decides).
     pub sites: Vec<Site>,
-    /// The report of replaying `decisions`.
+    /// The report of replaying `decisions` under `scenario`.
     pub report: RunReport,
+    /// The input's scenario with its fault budget lowered to what the shrunk run needs
+    /// ([`budget`]): `decisions` replay under it.
+    pub scenario: Scenario,
     /// Candidate runs spent.
     pub runs: u64,
     /// Candidates accepted.
@@ -109,12 +122,17 @@ struct Cand {
     /// May have as many events as the input had, not only as many as the best so far (a
     /// structural jump that the passes after it bring back down; see `delete_faults`).
     grow: bool,
+    /// The scenario's fault budget the candidate runs under ([`budget`]).
+    budget: FaultBudget,
 }
 
 struct Shrinker<'a> {
     runner: &'a dyn Runner,
-    /// The input's scenario with `max_events` capped at what the best so far allows.
+    /// The input's scenario with `max_events` capped at what the best so far allows (its
+    /// budget is the input's: each candidate brings its own, `Cand::budget`).
     scenario: Scenario,
+    /// The fault budget of the best so far.
+    budget: FaultBudget,
     /// The input's own event budget.
     max_events: u64,
     /// The input's events: no candidate ever has more.
@@ -144,35 +162,11 @@ impl Shrinker<'_> {
     /// `best` (labels, sites) with `[start, end)` removed. Later decisions keep their labels, so
     /// a target that names its alternatives replays the same named steps after a deletion, and
     /// their sites, so only the removed decisions' own sites shift. A removed fault opportunity
-    /// takes its fault's details with it, and later opportunities keep theirs: their
-    /// `fault-detail #k` sites are renumbered with them (a fault moves earlier whole).
+    /// takes its fault's details with it, and later opportunities keep theirs (see
+    /// [`removing`]).
     fn without(&self, start: usize, end: usize) -> Cand {
-        let kind = Site::fault_kind();
-        let before = self.sites[..start].iter().filter(|&&s| s == kind).count() as u32;
-        let removed = self.sites[start..end].iter().filter(|&&s| s == kind).count() as u32;
-        let mut c = Cand {
-            values: Vec::new(),
-            labels: Vec::new(),
-            sites: Vec::new(),
-            positional: false,
-            grow: false,
-        };
-        for i in (0..self.best.len()).filter(|i| !(start..end).contains(i)) {
-            let mut site = self.sites[i];
-            if removed > 0 && site.kind() == Some(SiteKind::FaultDetail) {
-                let k = site.a();
-                if (before..before + removed).contains(&k) {
-                    continue;
-                }
-                if k >= before + removed {
-                    site = Site::fault_detail(k - removed);
-                }
-            }
-            c.values.push(self.best[i]);
-            c.labels.push(self.labels[i]);
-            c.sites.push(site);
-        }
-        c
+        let all = self.with_each([], 0);
+        removing(&all, |i| (start..end).contains(&i))
     }
 
     /// `best` with `[start, end)` set to `value`; those positions lose their labels (a label
@@ -189,6 +183,7 @@ impl Shrinker<'_> {
             sites: self.sites.clone(),
             positional: false,
             grow: false,
+            budget: self.budget.clone(),
         };
         for i in at {
             c.values[i] = value;
@@ -227,13 +222,10 @@ impl Shrinker<'_> {
             Decisions::replay_sited(c.values, c.labels, &c.sites)
         };
         let limit = if c.grow { self.input_events } else { self.report.events };
-        let report = if c.grow {
-            let scenario =
-                Scenario { max_events: event_cap(self.max_events, limit), ..self.scenario.clone() };
-            self.runner.run(&scenario, &mut d, &mut NullObserver)
-        } else {
-            self.runner.run(&self.scenario, &mut d, &mut NullObserver)
-        };
+        let max_events =
+            if c.grow { event_cap(self.max_events, limit) } else { self.scenario.max_events };
+        let scenario = Scenario { max_events, budget: c.budget.clone(), ..self.scenario.clone() };
+        let report = self.runner.run(&scenario, &mut d, &mut NullObserver);
         // A shorter decision list that makes the run itself longer (past the end of a list
         // every choice is 0, which may be a step that still happens) is not simpler for the
         // person reading the trace: never trade events for decisions (except in a marked
@@ -248,7 +240,8 @@ impl Shrinker<'_> {
         if let Some((reference, scenario)) = self.reference {
             self.runs += 1;
             let mut r = Decisions::replay(log.clone());
-            if reference.run(scenario, &mut r, &mut NullObserver).outcome.is_failure() {
+            let scenario = Scenario { budget: c.budget.clone(), ..scenario.clone() };
+            if reference.run(&scenario, &mut r, &mut NullObserver).outcome.is_failure() {
                 return false;
             }
         }
@@ -256,6 +249,7 @@ impl Shrinker<'_> {
         self.labels = d.labels()[..log.len()].to_vec();
         self.sites = d.sites()[..log.len()].to_vec();
         self.best = log;
+        self.budget = c.budget;
         self.report = report;
         self.accepted += 1;
         self.scenario.max_events = event_cap(self.max_events, self.report.events);
@@ -377,6 +371,7 @@ impl Shrinker<'_> {
                     values,
                     positional: true,
                     grow: false,
+                    budget: self.budget.clone(),
                 };
                 if self.try_candidate(c) {
                     return;
@@ -442,6 +437,40 @@ impl Shrinker<'_> {
         progress
     }
 }
+
+/// `c` without the positions `gone` selects. A removed fault opportunity takes the details of
+/// its fault with it, and the later opportunities' `fault-detail #k` sites are renumbered with
+/// them (they name the opportunity's index), so each later fault moves earlier whole.
+fn removing(c: &Cand, gone: impl Fn(usize) -> bool) -> Cand {
+    let kind = Site::fault_kind();
+    // The index of every removed opportunity.
+    let removed: Vec<u32> = (0..c.sites.len())
+        .filter(|&i| c.sites[i] == kind)
+        .enumerate()
+        .filter(|&(_, i)| gone(i))
+        .map(|(k, _)| k as u32)
+        .collect();
+    let mut out = Cand { values: Vec::new(), labels: Vec::new(), sites: Vec::new(), ..c.clone() };
+    for i in (0..c.values.len()).filter(|&i| !gone(i)) {
+        let mut site = c.sites[i];
+        if !removed.is_empty() && site.kind() == Some(SiteKind::FaultDetail) {
+            let k = site.a();
+            if removed.contains(&k) {
+                continue;
+            }
+            site = Site::fault_detail(k - removed.iter().filter(|&&x| x < k).count() as u32);
+        }
+        out.values.push(c.values[i]);
+        out.labels.push(c.labels[i]);
+        out.sites.push(site);
+    }
+    out
+}
+
+/// Lists longer than this get the coarse structure passes and a lowering pass before the
+/// first round of span deletions (shorter lists, like the primary-backup canary's, shrink best
+/// with the deletions first: see [`structure`]).
+const LONG: usize = 256;
 
 /// The event budget of a candidate when the best so far has `best_events` events.
 ///
@@ -509,6 +538,7 @@ fn shrink_inner(
             max_events: event_cap(scenario.max_events, report.events),
             ..scenario.clone()
         },
+        budget: scenario.budget.clone(),
         max_events: scenario.max_events,
         input_events: report.events,
         reference: reference.map(|r| (r, scenario)),
@@ -526,12 +556,26 @@ fn shrink_inner(
     s.report_progress();
     s.faults_only();
     s.simplest_lists();
+    if s.best.len() > LONG {
+        // A candidate per fault, site or value, before span deletions that cost eight scans
+        // of the whole list: on a 2,000-decision raft-rs run those alone spent most of the
+        // default budget.
+        s.tighten_budget();
+        s.coarse_passes();
+        s.tighten_budget();
+        s.lower_values();
+        s.tighten_budget();
+    }
     while !s.out_of_budget() {
         let mut progress = s.delete_spans();
+        progress |= s.tighten_budget();
         progress |= s.coarse_passes();
+        progress |= s.tighten_budget();
         progress |= s.fine_passes();
         progress |= s.zero_spans();
+        progress |= s.tighten_budget();
         progress |= s.lower_values();
+        progress |= s.lower_budgets();
         if !progress {
             complete = !s.out_of_budget();
             break;
@@ -539,6 +583,7 @@ fn shrink_inner(
     }
     s.report_progress();
     Ok(Shrunk {
+        scenario: Scenario { budget: s.budget, ..scenario.clone() },
         decisions: s.best,
         sites: s.sites,
         report: s.report,

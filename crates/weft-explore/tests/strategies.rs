@@ -78,7 +78,7 @@ fn shrinking_reaches_the_minimum_and_is_deterministic() {
     assert!(a.decisions.len() < found.decisions.len());
     assert!(a.report.events <= found.report.events);
     // The shrunk list replays to the same trace.
-    let r = weft_explore::replay(runner.as_ref(), &scenario, &a.decisions, false);
+    let r = weft_explore::replay(runner.as_ref(), &a.scenario, &a.decisions, false);
     assert_eq!(r.report, a.report);
 }
 
