@@ -299,7 +299,7 @@ fn row9_a_signal_during_replay_or_show_exits_130() {
 fn row9_a_signal_during_shrink_keeps_its_best_result_and_says_interrupted() {
     let frozen = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../targets/raft-rs/tests/counterexamples/0.4.1-transfer-commits-with-the-old-quorum.json"
+        "/../../targets/raft-rs/tests/counterexamples/0.4.1-transfer-with-unapplied-conf-changes.json"
     );
     for sig in ["-TERM", "-INT"] {
         let dir = scratch("row9-shrink");

@@ -30,7 +30,7 @@ use library::{Library, Tuning, V0_4_1, V0_4_2};
 use node::{NodeOptions, RaftNode, Req, PROBE_BASE};
 use weft_core::{
     Allowed, ConfigError, Decisions, Modality, OptionDecl, PropertyInfo, Ratio, RunSpec, Runner,
-    Scenario, SimTime, Target, TargetInfo, VariantInfo,
+    Scenario, SimTime, Site, Target, TargetInfo, VariantInfo,
 };
 use weft_sim::{Check, NodeId, Property, SimRunner, SimSpec};
 
@@ -203,25 +203,37 @@ fn runner<L: Library>(opts: Options, focus: Option<String>) -> Box<dyn Runner> {
 /// random nodes and times, requests to add each joining node (retried, since a request that
 /// reaches no leader, or a leader with a configuration change still pending, is dropped), and,
 /// in the heal phase, a bounded number of probe proposals at every node for `Recovery`.
+///
+/// Each fault-phase request draws at its own site ([`Site::workload_item`]), its time first:
+/// time 0 means the request is never made (and draws nothing more), so the shrinker drops a
+/// request by zeroing its site and every other request keeps its time and node. At random
+/// that is one draw in `fault_ms + 1`.
 fn workload(opts: Options, d: &mut Decisions, sc: &Scenario) -> Vec<(SimTime, NodeId, Req)> {
     const MS: u64 = 1_000_000;
     let fault_ms = (sc.fault_phase.as_nanos() / MS).max(1);
     let nodes = opts.nodes as u64;
     let mut out = Vec::new();
+    let mut item = 0;
+    let mut request = |d: &mut Decisions, req: &dyn Fn(&mut Decisions) -> Req| {
+        let site = Site::workload_item(item);
+        item += 1;
+        let at = d.at(site).choose(fault_ms + 1);
+        if at > 0 {
+            let node = d.at(site).choose(nodes) as NodeId;
+            let req = req(d.at(site));
+            out.push((SimTime(at * MS), node, req));
+        }
+    };
     for i in 0..opts.proposals {
-        let at = SimTime(d.choose(fault_ms) * MS);
-        out.push((at, d.choose(nodes) as NodeId, Req::Propose(i + 1)));
+        request(d, &|_| Req::Propose(i + 1));
     }
     for joiner in opts.initial as u64..nodes {
         for _ in 0..opts.add_retries {
-            let at = SimTime(d.choose(fault_ms) * MS);
-            out.push((at, d.choose(nodes) as NodeId, Req::AddNode(joiner as NodeId)));
+            request(d, &|_| Req::AddNode(joiner as NodeId));
         }
     }
     for _ in 0..opts.transfers {
-        let at = SimTime(d.choose(fault_ms) * MS);
-        let to = d.choose(nodes) as NodeId;
-        out.push((at, d.choose(nodes) as NodeId, Req::Transfer(to)));
+        request(d, &|d| Req::Transfer(d.choose(nodes) as NodeId));
     }
     // Bounded demand in the heal phase: a probe at every node every 200 ms during its first
     // three quarters (a client that retries), each a fresh value.

@@ -82,6 +82,9 @@ pub trait Library: Send + Sync + 'static {
     /// learns the configuration from the leader's log).
     fn build(id: u64, voters: &[u64], tuning: Tuning) -> Self::Raw;
     fn tick(r: &mut Self::Raw);
+    /// Whether the library has work for the harness (messages, entries, state) beyond
+    /// committed entries up to `since`.
+    fn has_ready(r: &Self::Raw, since: u64) -> bool;
     /// Hands a message from the network to the library (errors, such as a response from a
     /// peer it does not know, are the library's to ignore).
     fn step(r: &mut Self::Raw, msg: Self::Msg);
@@ -149,6 +152,10 @@ macro_rules! raft_version {
 
             fn tick(r: &mut Self::Raw) {
                 r.tick();
+            }
+
+            fn has_ready(r: &Self::Raw, since: u64) -> bool {
+                r.has_ready_since(Some(since))
             }
 
             fn step(r: &mut Self::Raw, msg: Self::Msg) {

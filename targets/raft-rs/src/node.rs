@@ -2,7 +2,7 @@
 //! oracles.
 //!
 //! Time: raft-rs has no clock; it advances when `tick()` is called. Each node calls it from a
-//! periodic weft timer whose first phase is a decision. The library's randomised election
+//! weft timer whose first phase is a decision. The library's randomised election
 //! timeout is pinned to one value (see [`crate::library`]); the harness puts the randomness
 //! back under weft's control: whenever a node's term or role changes (which is when raft resets
 //! its election timer) and it is not the leader, its next tick is held back by a drawn number
@@ -13,6 +13,17 @@
 //! ([`weft_sim::Ctx::fair_choose`]): a scheduler that picks every timeout can livelock any
 //! randomised election, which `Recovery` would otherwise report. Optionally (`tick-jitter`) each tick
 //! period is also stretched by a drawn number of milliseconds.
+//!
+//! The clock's pace is a decision too, drawn when the node starts and whenever its term or
+//! role changes (the points where raft's own timers restart), and encoded so that smaller
+//! means quieter, as the shrinker's simplest run should be the one with the least background
+//! traffic ([`clock_of`]): 0 stops the node's clock until its next change of term or role (or
+//! the heal phase), small values make it coarse (each timer firing does up to 20 ticks at
+//! once, stopping early as soon as the library has something to do, after as many tick
+//! periods), and everything else — all but 21 of 65,536 values — is one tick per period, as
+//! before. All are legal schedules: raft's safety may not depend on how fast, or how evenly, a
+//! node's clock runs. In the heal phase every node ticks once per period, so `Recovery` is
+//! judged on a fair run.
 //!
 //! The apply loop is asynchronous, as in TiKV: after each library call the node drains every
 //! `Ready` (persisting entries and hard state to the node's `MemStorage` at once and sending
@@ -30,15 +41,34 @@ use std::collections::VecDeque;
 use std::fmt::{self, Debug};
 use std::hash::{Hash, Hasher};
 use weft_core::SimDuration;
-use weft_sim::{Ctx, Node, NodeId, TimerId, View};
+use weft_sim::{Ctx, Node, NodeId, Phase, TimerId, View};
 
 /// Nominal period of the tick timer; each period adds 0 to `tick-jitter` milliseconds.
 pub const TICK_MS: u64 = 10;
 /// Values at or above this are the heal-phase probes of the recovery property.
 pub const PROBE_BASE: u64 = 1_000_000;
+/// The most ticks one coarse clock step does at once (see [`clock_of`]).
+pub const COARSE_TICKS: u64 = 20;
+/// The bound of a tick's clock decision: 0, the coarse steps, then the ordinary ticks.
+pub const CLOCK_CHOICES: u64 = 1 << 16;
+/// Timer tags; they double as the node's decision streams, one per concern, so zeroing one
+/// (say, the clock) leaves the others (apply delays, election holds) where they were.
 const TIMER_TICK: u64 = 1;
 const TIMER_APPLY: u64 = 2;
+const STREAM_HOLD: u32 = 3;
+const STREAM_JITTER: u32 = 4;
 const MS: u64 = 1_000_000;
+
+/// The pace a clock decision `v` stands for: `None` stops the clock (until the node's next
+/// change of term or role, or the heal phase); `Some(n)` does up to `n` ticks per timer
+/// firing, one firing every `n` periods. Monotone: a smaller value never fires more often.
+pub fn clock_of(v: u64) -> Option<u64> {
+    match v {
+        0 => None,
+        v if v <= COARSE_TICKS => Some(COARSE_TICKS + 1 - v),
+        _ => Some(1),
+    }
+}
 
 /// A raft message on the wire. The library's messages implement `Debug` but not `Hash`: the
 /// trace hash folds in every field ([`Library::hash_msg`]); traces and diagrams show a one-line
@@ -120,6 +150,12 @@ pub struct RaftNode<L: Library> {
     ticks: usize,
     /// Ticks to hold the clock back before the next tick (a randomised election timeout).
     hold: u64,
+    /// The clock's pace in the fault phase ([`clock_of`]; `None`: stopped).
+    clock: Option<u64>,
+    /// Ticks the next tick timer firing does, at most.
+    batch: u64,
+    /// The tick timer while the clock is stopped (it is parked at the heal phase).
+    parked: Option<TimerId>,
 }
 
 impl<L: Library> RaftNode<L> {
@@ -148,6 +184,9 @@ impl<L: Library> RaftNode<L> {
             committed: Vec::new(),
             ticks: 0,
             hold: 0,
+            clock: Some(1),
+            batch: 1,
+            parked: None,
         }
     }
 
@@ -174,8 +213,15 @@ impl<L: Library> RaftNode<L> {
         let before = self.state;
         self.state = L::state(&self.raw);
         let leader = self.state.role == Role::Leader;
-        if !leader && (before.term, before.role) != (self.state.term, self.state.role) {
-            self.hold = ctx.fair_choose(self.opts.tuning.election_ticks as u64, self.state.term);
+        if (before.term, before.role) != (self.state.term, self.state.role) {
+            if !leader {
+                let n = self.opts.tuning.election_ticks as u64;
+                self.hold = match ctx.phase() {
+                    Phase::Fault => ctx.choose_at(STREAM_HOLD, n),
+                    Phase::Heal => ctx.fair_choose(n, self.state.term),
+                };
+            }
+            self.pace(ctx);
         }
         if leader && self.led.last() != Some(&self.state.term) {
             self.led.push(self.state.term);
@@ -183,7 +229,7 @@ impl<L: Library> RaftNode<L> {
         }
         if !self.queue.is_empty() && !self.apply_pending {
             self.apply_pending = true;
-            let lag = ctx.choose(self.opts.apply_lag_ms + 1);
+            let lag = ctx.choose_at(TIMER_APPLY as u32, self.opts.apply_lag_ms + 1);
             ctx.set_timer(SimDuration(lag * MS), TIMER_APPLY);
         }
     }
@@ -233,12 +279,59 @@ impl<L: Library> RaftNode<L> {
         }
     }
 
-    /// Sets the next tick: one period, plus any hold, plus any jitter.
-    fn next_tick(&mut self, ctx: &mut Ctx<'_, Self>) {
-        let jitter =
-            if self.opts.tick_jitter_ms > 0 { ctx.choose(self.opts.tick_jitter_ms + 1) } else { 0 };
-        let ms = TICK_MS * (1 + std::mem::take(&mut self.hold)) + jitter;
-        ctx.set_timer(SimDuration(ms * MS), TIMER_TICK);
+    /// Draws the clock's pace (in the fault phase; in the heal phase it is one tick per
+    /// period) and restarts a stopped clock that may now run.
+    fn pace(&mut self, ctx: &mut Ctx<'_, Self>) {
+        self.clock = match ctx.phase() {
+            Phase::Fault => clock_of(ctx.choose_at(TIMER_TICK as u32, CLOCK_CHOICES)),
+            Phase::Heal => Some(1),
+        };
+        if self.clock.is_some() {
+            if let Some(id) = self.parked.take() {
+                ctx.cancel_timer(id);
+                self.arm_tick(SimDuration(TICK_MS * MS), ctx);
+            }
+        }
+    }
+
+    /// Sets the next tick timer `lead` after now, plus one period per tick of its batch beyond
+    /// the first and per tick of any hold, plus any jitter. A stopped clock parks the timer one
+    /// period (and a millisecond per node id, so parked clocks do not tick in step) into the
+    /// heal phase.
+    fn arm_tick(&mut self, lead: SimDuration, ctx: &mut Ctx<'_, Self>) {
+        let hold = std::mem::take(&mut self.hold);
+        self.batch = match (ctx.phase(), self.clock) {
+            (Phase::Heal, _) => 1,
+            (Phase::Fault, Some(n)) => n,
+            (Phase::Fault, None) => {
+                let at = ctx.heal_at().0 + (TICK_MS + self.id as u64) * MS;
+                let after = SimDuration(at.saturating_sub(ctx.now().0));
+                self.parked = Some(ctx.set_timer(after, TIMER_TICK));
+                return;
+            }
+        };
+        let jitter = if self.opts.tick_jitter_ms > 0 {
+            ctx.choose_at(STREAM_JITTER, self.opts.tick_jitter_ms + 1)
+        } else {
+            0
+        };
+        let ms = TICK_MS * (self.batch - 1 + hold) + jitter;
+        ctx.set_timer(SimDuration(lead.0 + ms * MS), TIMER_TICK);
+    }
+
+    /// One tick timer firing: up to `batch` ticks, stopping as soon as the library has work.
+    fn tick(&mut self) {
+        for _ in 0..self.batch {
+            L::tick(&mut self.raw);
+            self.ticks += 1;
+            if self.ticks >= self.opts.tuning.election_ticks {
+                self.ticks = 0;
+                self.audit();
+            }
+            if L::has_ready(&self.raw, self.queued_to) {
+                break;
+            }
+        }
     }
 }
 
@@ -250,9 +343,10 @@ impl<L: Library> Node for RaftNode<L> {
     fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
         // The first tick's phase is a decision (0: at once), so node clocks interleave freely,
         // and the first election timeout is randomised like every later one.
-        let phase = ctx.choose(TICK_MS);
-        let hold = ctx.choose(self.opts.tuning.election_ticks as u64);
-        ctx.set_timer(SimDuration((phase + hold * TICK_MS) * MS), TIMER_TICK);
+        let phase = ctx.choose_at(TIMER_TICK as u32, TICK_MS);
+        self.hold = ctx.choose_at(STREAM_HOLD, self.opts.tuning.election_ticks as u64);
+        self.pace(ctx);
+        self.arm_tick(SimDuration(phase * MS), ctx);
         self.pump(ctx);
     }
 
@@ -264,14 +358,10 @@ impl<L: Library> Node for RaftNode<L> {
     fn on_timer(&mut self, _timer: TimerId, tag: u64, ctx: &mut Ctx<'_, Self>) {
         match tag {
             TIMER_TICK => {
-                L::tick(&mut self.raw);
-                self.ticks += 1;
-                if self.ticks >= self.opts.tuning.election_ticks {
-                    self.ticks = 0;
-                    self.audit();
-                }
+                self.parked = None;
+                self.tick();
                 self.pump(ctx);
-                self.next_tick(ctx);
+                self.arm_tick(SimDuration(TICK_MS * MS), ctx);
             }
             _ => {
                 self.apply(ctx);
