@@ -6,7 +6,7 @@
 //!
 //! | pass | what it tries | sites |
 //! |---|---|---|
-//! | delete a whole fault | one fault opportunity's kind to 0, latest first (its victim and duration are then never drawn); retried with the last remaining fault's duration at its maximum; may grow the run up to the input's events | `fault` |
+//! | delete a whole fault | one fault opportunity's kind to 0 and one off its kind's budget, latest first (its victim and duration are then never drawn); retried with the next fault one opportunity earlier, then with the last remaining fault's duration at its maximum; may grow the run up to the input's events | `fault` |
 //! | shorten a fault | each victim, shape and duration lowered (0, then a binary search) | `fault-detail #k` |
 //! | remove message faults | each drop, duplicate or delay to "deliver", latest first | `message-fault a>b` |
 //! | zero a site | every latency at once, then each site's whole stream at once (one link's latencies, one timer's periods, the workload's jitters) | every other site |
