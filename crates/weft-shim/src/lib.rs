@@ -76,6 +76,7 @@ mod sigfd;
 mod signals;
 mod slot;
 mod sockets;
+mod stacks;
 mod text;
 mod threads;
 mod time;

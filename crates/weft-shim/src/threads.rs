@@ -27,6 +27,7 @@ pub(crate) fn thread_goodbye() {
     }
     let slot = slot_ptr();
     let _ = DETACHED.try_with(|d| d.set(true));
+    crate::stacks::ended();
     // SAFETY: we hold the baton; after this store the host owns the slot again.
     unsafe {
         (*slot).op = OP_THREAD_EXIT;
@@ -46,6 +47,7 @@ pub(crate) fn enter_simulation(k: usize) {
 
 extern "C" fn trampoline(k: *mut c_void) -> *mut c_void {
     let k = k as usize;
+    crate::stacks::learn_tid_offset();
     enter_simulation(k);
     let f = START_FN[k].load(Ordering::Relaxed) as usize;
     let arg = START_ARG[k].load(Ordering::Relaxed) as *mut c_void;
@@ -76,11 +78,20 @@ pub unsafe extern "C" fn pthread_create(
             let k = k as usize;
             START_FN[k].store(start as usize as u64, Ordering::Relaxed);
             START_ARG[k].store(arg as u64, Ordering::Relaxed);
-            let r = real(thread, attr, trampoline, k as *mut c_void);
+            let mut own = core::mem::MaybeUninit::<libc::pthread_attr_t>::zeroed();
+            let stack = crate::stacks::with_arena_stack(attr, own.as_mut_ptr());
+            let use_attr = if stack.is_some() { own.as_ptr() } else { attr };
+            let r = real(thread, use_attr, trampoline, k as *mut c_void);
             if r != 0 {
+                if let Some(s) = stack {
+                    crate::stacks::unused(s);
+                }
                 slot().args[0] = k as i64;
                 handoff(OP_THREAD_ABORT);
                 return r;
+            }
+            if let Some(stack) = stack {
+                crate::stacks::keep(stack, *thread, use_attr);
             }
             THREAD_IDS[k].store(*thread, Ordering::Relaxed);
             return 0;
@@ -113,7 +124,20 @@ pub unsafe extern "C" fn pthread_join(t: libc::pthread_t, ret: *mut *mut c_void)
         }
     }
     // The thread has left the simulation; the kernel finishes it promptly.
-    real!(pthread_join: fn(libc::pthread_t, *mut *mut c_void) -> c_int)(t, ret)
+    let r = real!(pthread_join: fn(libc::pthread_t, *mut *mut c_void) -> c_int)(t, ret);
+    if r == 0 {
+        crate::stacks::joined(t);
+    }
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pthread_detach(t: libc::pthread_t) -> c_int {
+    let r = real!(pthread_detach: fn(libc::pthread_t) -> c_int)(t);
+    if r == 0 {
+        crate::stacks::detached(t);
+    }
+    r
 }
 
 unsafe fn lock_simulated(m: *mut libc::pthread_mutex_t) -> c_int {
