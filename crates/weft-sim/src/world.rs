@@ -299,6 +299,9 @@ impl<'s, N: Node> World<'s, N> {
             if let Some(outcome) = self.check(obs) {
                 return outcome;
             }
+            if self.phase == Phase::Heal && self.settled() {
+                break;
+            }
             let started = self.now >= SimTime::ZERO + self.scenario.fault_start;
             if self.phase == Phase::Fault && self.now < heal_at && started {
                 self.fault_opportunity(decisions, obs);
@@ -330,6 +333,20 @@ impl<'s, N: Node> World<'s, N> {
             }
         }
         Outcome::Pass
+    }
+
+    /// The target says nothing left can change a property ([`Node::settled`]), and the world
+    /// agrees: every counted `eventually` property met, every `sometimes` one reached, and
+    /// nothing queued that is not a node's own timer or a message (no restart, resume,
+    /// reconnect or request to come).
+    fn settled(&self) -> bool {
+        let met = self.spec.properties.iter().enumerate().all(|(i, p)| match p.modality {
+            Modality::Always => true,
+            Modality::Sometimes => self.sometimes[i],
+            Modality::Eventually => self.eventually_met[i] || !self.counts(p.name),
+        });
+        met && self.queue.iter().all(|q| matches!(q.ev, Ev::Timer { .. } | Ev::Deliver { .. }))
+            && N::settled(&self.view())
     }
 
     fn counts(&self, name: &str) -> bool {
