@@ -21,7 +21,9 @@
 //! initial ideal ring, default r + 1), `gate` (`auto` = successor rule for literal/original and
 //! principal rule for corrected; or `successor`, `principal`, `unguarded`), `swarm` (atomic:
 //! per-segment step-kind weights, true), `ring-feature` (messages: report the ring's shape as a
-//! coverage feature after every event, false; not yet measured against the default). The first node bootstraps alone for literal/original;
+//! coverage feature after every event, false; benched and not the default), `settle` (messages:
+//! end a run in the heal phase once it is settled — ideal, quiet, nothing in flight, so no event
+//! left can change a property — instead of running the heal phase out, true). The first node bootstraps alone for literal/original;
 //! corrected starts from an ideal ring whose member set (containing node 0) is drawn by a
 //! decision. In atomic mode the [`weft_core::Scenario`] is not read (`steps` and `failures`
 //! bound the fault phase); message mode uses it (latency, delays, crash rate and budget,
@@ -86,6 +88,9 @@ pub struct Config {
     /// Message mode: report the ring's shape as a coverage feature after every event
     /// ([`message::ChordNode`]'s `world_feature`), not only each replica's own state.
     pub ring_feature: bool,
+    /// Message mode: end a run once it is settled (ideal, quiet, nothing in flight: see
+    /// `message::truth::settled`) instead of running out the heal phase.
+    pub settle: bool,
 }
 
 impl Config {
@@ -146,9 +151,21 @@ impl Config {
         };
         let swarm: bool = info.parse_option(spec, "swarm")?;
         let ring_feature: bool = info.parse_option(spec, "ring-feature")?;
+        let settle: bool = info.parse_option(spec, "settle")?;
         let focus = spec.property.as_deref().and_then(Property::from_name);
         let rules = Rules { variant, r, ids: ids_min, reuse, fused, gate, max_failures };
-        Ok(Config { rules, mode, ids_min, ids_max, steps, initial, focus, swarm, ring_feature })
+        Ok(Config {
+            rules,
+            mode,
+            ids_min,
+            ids_max,
+            steps,
+            initial,
+            focus,
+            swarm,
+            ring_feature,
+            settle,
+        })
     }
 }
 
@@ -230,6 +247,12 @@ const OPTIONS: &[OptionDecl] = &[
         "false",
         Allowed::Bool,
         "messages: the ring's shape is a coverage feature",
+    ),
+    OptionDecl::new(
+        "settle",
+        "true",
+        Allowed::Bool,
+        "messages: end a run once the ring is ideal and quiet",
     ),
 ];
 

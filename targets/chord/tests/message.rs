@@ -97,3 +97,76 @@ fn the_all_zero_run_is_quiet_until_the_heal_phase_and_still_heals() {
     assert_eq!(early, vec!["timer 5"; 4], "only the joins fire before the heal phase");
     assert!(rec.events.iter().any(|e| e.time > heal && e.summary == "timer 1"), "stabilize runs");
 }
+
+/// The features a run reports, as a set (the same states reached, in any order).
+#[derive(Default)]
+struct Features(std::collections::BTreeSet<u64>);
+
+impl weft_core::Observer for Features {
+    fn feature(&mut self, feature: u64) {
+        self.0.insert(feature);
+    }
+}
+
+/// Settling (`settle=true`, the default) ends a passing run once nothing left can change a
+/// replica's ring state. If that claim were wrong somewhere, some run would end differently,
+/// or would miss a state it reaches when run to the heal phase's end. Every variant, with
+/// crashes, late notifies, restarts and identity reuse: the same outcome and the same states
+/// with and without it, and most passing runs do end early.
+#[test]
+fn settled_runs_judge_every_run_alike() {
+    let restarts = |mut s: Scenario| {
+        s.restart = true;
+        s.rates.delay = Ratio::new(1, 4);
+        s
+    };
+    // (variant, options, scenario, the least share of passing runs that must end early: a
+    // corrected joiner whose lookup a busy member ignores waits out a long timeout, so most
+    // corrected runs still have a joiner at the heal phase's end).
+    type Case =
+        (&'static str, &'static [(&'static str, &'static str)], fn(Scenario) -> Scenario, u32);
+    // The heal phase starts with many late messages still in flight, sent from states that
+    // are gone by the time they arrive.
+    let late = |mut s: Scenario| {
+        s.fault_phase = SimDuration::from_millis(120);
+        s.rates.delay = Ratio::new(1, 2);
+        s.rates.crash = Ratio::new(1, 20);
+        s
+    };
+    let cases: [Case; 6] = [
+        ("literal", &[("ids", "4")], |s| s, 2),
+        ("original", &[("ids", "5"), ("failures", "3")], |s| s, 2),
+        ("original", &[("ids", "5"), ("reuse", "true")], restarts, 2),
+        ("corrected", &[("ids", "4-6")], |s| s, 10),
+        ("original", &[("ids", "5"), ("failures", "3")], late, 2),
+        ("corrected", &[("ids", "4")], late, 10),
+    ];
+    for (variant, opts, tweak, share) in cases {
+        let run = |settle: &str, seed: u64| {
+            let mut all = vec![("mode", "messages"), ("settle", settle)];
+            all.extend_from_slice(opts);
+            let runner = Chord.prepare(&spec(variant, &all, None)).unwrap();
+            let scenario = tweak(runner.default_scenario());
+            let mut features = Features::default();
+            let report = runner.run(&scenario, &mut Decisions::random(seed), &mut features);
+            (report, features.0)
+        };
+        let (mut passed, mut early) = (0, 0);
+        for seed in 0..150 {
+            let (settled, settled_features) = run("true", seed);
+            let (full, full_features) = run("false", seed);
+            let case = format!("{variant} {opts:?} seed {seed}");
+            assert_eq!(settled.outcome, full.outcome, "{case}");
+            assert_eq!(settled_features, full_features, "{case}: states reached");
+            if full.outcome == Outcome::Pass {
+                passed += 1;
+                early += (settled.events < full.events) as u32;
+            }
+        }
+        assert!(passed >= 30, "{variant} {opts:?}: {passed} of 150 runs passed");
+        assert!(
+            early * share >= passed,
+            "{variant} {opts:?}: {early} of {passed} passing runs settled"
+        );
+    }
+}

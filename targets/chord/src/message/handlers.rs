@@ -200,6 +200,10 @@ impl Node for ChordNode {
         }
     }
 
+    fn settled(view: &View<'_, Self>) -> bool {
+        super::settle::settled(view)
+    }
+
     fn describe(&self) -> String {
         if !self.state.member {
             return if self.ever { "out".into() } else { "not joined".into() };

@@ -26,11 +26,12 @@
 //! **Layout.** [`wire`] holds the datagrams and the one outstanding query; [`replica`] the
 //! replica's state, timers and operations; [`handlers`] what it does on each message and
 //! timer (weft-sim's [`Node`] trait); [`truth`] ground truth and everything read from it (the
-//! properties, the crash gate, the failure-detector assumption, the ring-shape feature). This
-//! module puts them together into one run.
+//! properties, the crash gate, the failure-detector assumption, the ring-shape feature); [`settle`] when a
+//! passing run may end before its heal phase does. This module puts them together into one run.
 
 mod handlers;
 mod replica;
+mod settle;
 mod truth;
 mod wire;
 
@@ -89,6 +90,7 @@ pub fn run(
         join_window_ms: (scenario.fault_phase.0 / 2_000_000).max(1),
         initial,
         ring_feature: cfg.ring_feature,
+        settle: cfg.settle,
         fault_phase: scenario.fault_phase,
     };
     let mut properties: Vec<weft_sim::Property<ChordNode>> = truth::property_table()

@@ -23,6 +23,8 @@ pub struct NodeConfig {
     pub initial: u8,
     /// Report the ring's shape as a coverage feature ([`Config::ring_feature`]).
     pub ring_feature: bool,
+    /// End the run once it is settled ([`Config::settle`](crate::Config)).
+    pub settle: bool,
     /// The scenario's fault phase: an idle timer (`ChordNode::arm`) fires after it.
     pub fault_phase: SimDuration,
 }
