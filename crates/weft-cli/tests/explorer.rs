@@ -299,6 +299,51 @@ fn show_draws_one_lane_per_node_and_one_arrow_per_delivery() {
     );
 }
 
+/// `weft show --decisions`: every decision of the repro is counted under its site's kind, and
+/// every one that is not zero is listed with its site and its value, in order.
+#[test]
+fn show_decisions_says_which_decision_decides_what() {
+    let d = dir("show-decisions");
+    let o = weft(&[
+        "explore",
+        "primary-backup",
+        "--variant",
+        "buggy",
+        "--seed",
+        "1",
+        "--runs",
+        "100",
+        "--jobs",
+        "1",
+        "--no-shrink",
+        "--out",
+        d.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 1);
+    let path = std::fs::read_dir(&d).unwrap().next().unwrap().unwrap().path();
+    let repro = weft_report::Repro::read(&path).unwrap();
+    let s = weft(&["show", path.to_str().unwrap(), "--decisions"]);
+    assert_eq!(code(&s), 0, "{}", text(&s));
+    let out = text(&s);
+    let nonzero: Vec<u64> = repro.decisions.iter().copied().filter(|&v| v != 0).collect();
+    let head = format!("{} decisions, {} not zero", repro.decisions.len(), nonzero.len());
+    assert!(out.starts_with(&head), "{out}");
+    let listed: Vec<u64> = out
+        .lines()
+        .filter(|l| l.trim_start().starts_with('#'))
+        .map(|l| l.rsplit(" = ").next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(listed, nonzero, "{out}");
+    let counted: usize = out
+        .lines()
+        .skip(2)
+        .take_while(|l| !l.starts_with("not zero"))
+        .map(|l| l.split_whitespace().nth(1).unwrap().parse::<usize>().unwrap())
+        .sum();
+    assert_eq!(counted, repro.decisions.len(), "{out}");
+    assert!(out.contains("fault"), "the canary's pause is a fault decision: {out}");
+}
+
 /// Regression: the canary's minimal counterexample, written by hand (postmortem in
 /// docs/explorer.md). The primary is paused at t=0 for 59 ms; the backup hears nothing for more
 /// than 50 ms and takes over; then the primary handles write 1, acknowledges it at once and

@@ -150,6 +150,13 @@ impl fmt::Display for Site {
     }
 }
 
+impl SiteKind {
+    /// The kind's name as sites print it (`latency`, `fault-detail`, `node`).
+    pub fn name(self) -> &'static str {
+        name(self)
+    }
+}
+
 impl Site {
     fn kind_or(self) -> SiteKind {
         self.kind().unwrap_or(SiteKind::Anon)

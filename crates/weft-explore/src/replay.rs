@@ -1,12 +1,14 @@
 //! Replay and determinism checks: run a recorded decision list again and compare.
 
-use weft_core::{Decisions, Event, NullObserver, Recorder, RunReport, Runner, Scenario};
+use weft_core::{Decisions, Event, NullObserver, Recorder, RunReport, Runner, Scenario, Site};
 
 /// The result of re-running a decision list.
 pub struct Replayed {
     pub report: RunReport,
     /// Every event, when recording was asked for.
     pub events: Vec<Event>,
+    /// The site of every decision the replay drew, in order.
+    pub sites: Vec<Site>,
 }
 
 pub fn replay(
@@ -19,10 +21,10 @@ pub fn replay(
     if record {
         let mut rec = Recorder::default();
         let report = runner.run(scenario, &mut d, &mut rec);
-        Replayed { report, events: rec.events }
+        Replayed { report, events: rec.events, sites: d.sites().to_vec() }
     } else {
         let report = runner.run(scenario, &mut d, &mut NullObserver);
-        Replayed { report, events: Vec::new() }
+        Replayed { report, events: Vec::new(), sites: d.sites().to_vec() }
     }
 }
 

@@ -1,5 +1,5 @@
 //! `weft show`: a repro replayed and shown as a text timeline, a self-contained HTML
-//! space-time diagram, or a ShiViz log.
+//! space-time diagram, a ShiViz log, or which decision decides what.
 
 use super::flags::{describe_spec, open_repro};
 use super::report::show_sizes;
@@ -20,6 +20,10 @@ pub(super) struct ShowArgs {
     /// Write a ShiViz log (vector clocks computed from sends and deliveries) here.
     #[arg(long, value_name = "OUT.log")]
     shiviz: Option<PathBuf>,
+    /// Print which decision decides what instead of the timeline: the decisions by kind of
+    /// site, and every one that is not zero with its site.
+    #[arg(long)]
+    decisions: bool,
 }
 
 pub(super) fn show(a: ShowArgs) -> Result<Code> {
@@ -27,7 +31,9 @@ pub(super) fn show(a: ShowArgs) -> Result<Code> {
     let runner = target.prepare(&repro.spec)?;
     let r = weft_explore::replay(runner.as_ref(), &repro.scenario, &repro.decisions, true);
     let diverged = r.report.trace_hash != repro.trace_hash || r.report.outcome != repro.outcome;
-    if a.html.is_none() && a.shiviz.is_none() {
+    if a.decisions {
+        print!("{}", weft_report::decisions::render(&repro.decisions, &r.sites));
+    } else if a.html.is_none() && a.shiviz.is_none() {
         print!("{}", weft_report::timeline::render(&r.events));
     }
     if let Some(path) = &a.html {
