@@ -31,7 +31,10 @@
 //! 4. zero spans of the same sizes as pass 1 (turning whole stretches into "simplest choice");
 //! 5. lower each remaining value, by binary search for the smallest value that still fails;
 //! 6. lower each fault budget of the scenario ([`budget`]: the budget is shrunk with the
-//!    faults, and a cheap tightening to the faults the run draws follows passes 1, 2 and 4).
+//!    faults, and a cheap tightening to the faults the run draws follows passes 1, 2 and 4),
+//!    and narrow the scenario (once before the first round too): no message faults at all, or
+//!    only as many as the run drew, and every latency the shortest, under which nothing is
+//!    drawn where nothing can vary (one candidate each).
 //!
 //! A candidate is accepted only if its replay fails the same way, has no more events than the
 //! current best, **and** the replay's *log*
@@ -51,10 +54,9 @@ mod real_process;
 mod structure;
 
 use crate::campaign::{Best, Control, Progress};
+use budget::Narrow;
 use std::cmp::Ordering;
-use weft_core::{
-    Decisions, FaultBudget, NullObserver, Outcome, RunReport, Runner, Scenario, Site, SiteKind,
-};
+use weft_core::{Decisions, NullObserver, Outcome, RunReport, Runner, Scenario, Site, SiteKind};
 
 #[derive(Clone, Debug)]
 pub struct ShrinkOptions {
@@ -122,8 +124,9 @@ struct Cand {
     /// May have as many events as the input had, not only as many as the best so far (a
     /// structural jump that the passes after it bring back down; see `delete_faults`).
     grow: bool,
-    /// The scenario's fault budget the candidate runs under ([`budget`]).
-    budget: FaultBudget,
+    /// The scenario's fault budget and message-fault rates the candidate runs under
+    /// ([`budget`]).
+    narrow: Narrow,
 }
 
 struct Shrinker<'a> {
@@ -131,8 +134,8 @@ struct Shrinker<'a> {
     /// The input's scenario with `max_events` capped at what the best so far allows (its
     /// budget is the input's: each candidate brings its own, `Cand::budget`).
     scenario: Scenario,
-    /// The fault budget of the best so far.
-    budget: FaultBudget,
+    /// The fault budget and message-fault rates of the best so far.
+    narrow: Narrow,
     /// The input's own event budget.
     max_events: u64,
     /// The input's events: no candidate ever has more.
@@ -183,7 +186,7 @@ impl Shrinker<'_> {
             sites: self.sites.clone(),
             positional: false,
             grow: false,
-            budget: self.budget.clone(),
+            narrow: self.narrow.clone(),
         };
         for i in at {
             c.values[i] = value;
@@ -209,7 +212,12 @@ impl Shrinker<'_> {
     /// Runs `candidate`; keeps it if it fails the same way and its log is smaller than the best.
     fn try_candidate(&mut self, c: Cand) -> bool {
         let len = c.values.iter().rposition(|&v| v != 0).map_or(0, |i| i + 1);
-        if self.out_of_budget() || shortlex(&c.values[..len], &self.best) != Ordering::Less {
+        // A candidate that only narrows the scenario has the best's values: its log can still
+        // get shorter (nothing drawn where nothing can happen), which the check after the run
+        // decides.
+        let same_scenario = c.narrow == self.narrow;
+        let no_smaller = shortlex(&c.values[..len], &self.best) != Ordering::Less;
+        if self.out_of_budget() || (same_scenario && no_smaller) {
             return false;
         }
         self.runs += 1;
@@ -224,7 +232,7 @@ impl Shrinker<'_> {
         let limit = if c.grow { self.input_events } else { self.report.events };
         let max_events =
             if c.grow { event_cap(self.max_events, limit) } else { self.scenario.max_events };
-        let scenario = Scenario { max_events, budget: c.budget.clone(), ..self.scenario.clone() };
+        let scenario = c.narrow.apply(&Scenario { max_events, ..self.scenario.clone() });
         let report = self.runner.run(&scenario, &mut d, &mut NullObserver);
         // A shorter decision list that makes the run itself longer (past the end of a list
         // every choice is 0, which may be a step that still happens) is not simpler for the
@@ -240,7 +248,7 @@ impl Shrinker<'_> {
         if let Some((reference, scenario)) = self.reference {
             self.runs += 1;
             let mut r = Decisions::replay(log.clone());
-            let scenario = Scenario { budget: c.budget.clone(), ..scenario.clone() };
+            let scenario = c.narrow.apply(scenario);
             if reference.run(&scenario, &mut r, &mut NullObserver).outcome.is_failure() {
                 return false;
             }
@@ -249,7 +257,7 @@ impl Shrinker<'_> {
         self.labels = d.labels()[..log.len()].to_vec();
         self.sites = d.sites()[..log.len()].to_vec();
         self.best = log;
-        self.budget = c.budget;
+        self.narrow = c.narrow;
         self.report = report;
         self.accepted += 1;
         self.scenario.max_events = event_cap(self.max_events, self.report.events);
@@ -371,7 +379,7 @@ impl Shrinker<'_> {
                     values,
                     positional: true,
                     grow: false,
-                    budget: self.budget.clone(),
+                    narrow: self.narrow.clone(),
                 };
                 if self.try_candidate(c) {
                     return;
@@ -538,7 +546,7 @@ fn shrink_inner(
             max_events: event_cap(scenario.max_events, report.events),
             ..scenario.clone()
         },
-        budget: scenario.budget.clone(),
+        narrow: Narrow::of(scenario),
         max_events: scenario.max_events,
         input_events: report.events,
         reference: reference.map(|r| (r, scenario)),
@@ -556,11 +564,13 @@ fn shrink_inner(
     s.report_progress();
     s.faults_only();
     s.simplest_lists();
+    // A candidate each: the scenario narrowed to what the run uses, before any pass that
+    // costs a scan of the list.
+    s.narrow_scenario();
     if s.best.len() > LONG {
         // A candidate per fault, site or value, before span deletions that cost eight scans
         // of the whole list: on a 2,000-decision raft-rs run those alone spent most of the
         // default budget.
-        s.tighten_budget();
         s.coarse_passes();
         s.tighten_budget();
         s.lower_values();
@@ -576,6 +586,7 @@ fn shrink_inner(
         progress |= s.tighten_budget();
         progress |= s.lower_values();
         progress |= s.lower_budgets();
+        progress |= s.narrow_scenario();
         if !progress {
             complete = !s.out_of_budget();
             break;
@@ -583,7 +594,7 @@ fn shrink_inner(
     }
     s.report_progress();
     Ok(Shrunk {
-        scenario: Scenario { budget: s.budget, ..scenario.clone() },
+        scenario: s.narrow.apply(scenario),
         decisions: s.best,
         sites: s.sites,
         report: s.report,

@@ -14,7 +14,36 @@
 //! under it draws exactly the shrunk list.
 
 use super::Shrinker;
-use weft_core::{FaultBudget, SiteKind};
+use weft_core::{FaultBudget, Ratio, Scenario, SimDuration, SiteKind};
+
+/// What of the scenario is shrunk with the run: the fault budget, the delay rate (the one
+/// message fault without a budget) and the latency range. A candidate runs under its own.
+/// Each narrowing only takes choices away, so a run under it is a run the input's scenario
+/// allows too (with those decisions at their simplest).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Narrow {
+    pub(super) budget: FaultBudget,
+    pub(super) delay: Ratio,
+    pub(super) latency_max: SimDuration,
+}
+
+impl Narrow {
+    pub(super) fn of(scenario: &Scenario) -> Narrow {
+        Narrow {
+            budget: scenario.budget.clone(),
+            delay: scenario.rates.delay,
+            latency_max: scenario.latency_max,
+        }
+    }
+
+    /// `scenario` narrowed to this budget, delay rate and latency range.
+    pub(super) fn apply(&self, scenario: &Scenario) -> Scenario {
+        let mut s = Scenario { budget: self.budget.clone(), ..scenario.clone() };
+        s.rates.delay = self.delay;
+        s.latency_max = self.latency_max.max(s.latency_min);
+        s
+    }
+}
 
 /// The budget of the node or network fault kind drawn at a fault opportunity, by the value
 /// drawn there: weft-sim's fault model draws index 1 for a crash, 2 for a pause, 3 for a
@@ -56,10 +85,59 @@ impl Shrinker<'_> {
         let mut c = self.with_each([], 0);
         for kind in 1..=3 {
             let n = *of_kind(&mut used, kind).expect("a node-fault kind");
-            let b = of_kind(&mut c.budget, kind).expect("a node-fault kind");
+            let b = of_kind(&mut c.narrow.budget, kind).expect("a node-fault kind");
             *b = (*b).min(n);
         }
-        c.budget != self.budget && !self.out_of_budget() && self.try_candidate(c)
+        c.narrow.budget != self.narrow.budget && !self.out_of_budget() && self.try_candidate(c)
+    }
+
+    /// One candidate: no message faults at all — no drop or duplicate left in the budget and
+    /// a delay rate of 0 — under which the network draws no message's fate (only its
+    /// latency): on a long run that is one decision fewer per message of the fault phase.
+    /// Skipped when the scenario has none already; true if accepted.
+    pub(super) fn calm_links(&mut self) -> bool {
+        let mut c = self.with_each([], 0);
+        c.narrow.budget.drops = 0;
+        c.narrow.budget.duplicates = 0;
+        c.narrow.delay = Ratio::new(0, 1);
+        c.narrow != self.narrow && !self.out_of_budget() && self.try_candidate(c)
+    }
+
+    /// One candidate: the message-fault budgets lowered to the drops and duplicates the best
+    /// run drew, and the delay rate to 0 if it drew no delay, so no message's fate is drawn
+    /// after its last message fault. Skipped when already that tight; true if accepted.
+    pub(super) fn tighten_links(&mut self) -> bool {
+        let mut used = [0u32; 4];
+        for (&v, &site) in self.best.iter().zip(&self.sites) {
+            if site.kind() == Some(SiteKind::MessageFault) && v < 4 {
+                used[v as usize] += 1;
+            }
+        }
+        let mut c = self.with_each([], 0);
+        c.narrow.budget.drops = c.narrow.budget.drops.min(used[1]);
+        c.narrow.budget.duplicates = c.narrow.budget.duplicates.min(used[2]);
+        if used[3] == 0 {
+            c.narrow.delay = Ratio::new(0, 1);
+        }
+        c.narrow != self.narrow && !self.out_of_budget() && self.try_candidate(c)
+    }
+
+    /// One candidate: every latency the shortest (the range narrowed to its minimum), under
+    /// which no latency is drawn: one decision fewer per message. True if accepted.
+    pub(super) fn fixed_latency(&mut self) -> bool {
+        let mut c = self.with_each([], 0);
+        c.narrow.latency_max = SimDuration(0);
+        let fixed = Narrow::apply(&c.narrow, &self.scenario).latency_max;
+        c.narrow.latency_max = fixed;
+        c.narrow != self.narrow && !self.out_of_budget() && self.try_candidate(c)
+    }
+
+    /// The scenario narrowings, one candidate each; true if any was accepted.
+    pub(super) fn narrow_scenario(&mut self) -> bool {
+        let mut progress = self.tighten_budget();
+        progress |= self.calm_links() || self.tighten_links();
+        progress |= self.fixed_latency();
+        progress
     }
 
     /// Lowers each budget to the smallest value that still fails (0 first, then a binary
@@ -69,11 +147,11 @@ impl Shrinker<'_> {
     pub(super) fn lower_budgets(&mut self) -> bool {
         let mut progress = false;
         for field in FIELDS {
-            let (mut lo, mut hi) = (0, *field(&mut self.budget.clone()));
+            let (mut lo, mut hi) = (0, *field(&mut self.narrow.budget.clone()));
             while lo < hi && !self.out_of_budget() {
                 let mid = if lo == 0 { 0 } else { lo + (hi - lo) / 2 };
                 let mut c = self.with_each([], 0);
-                *field(&mut c.budget) = mid;
+                *field(&mut c.narrow.budget) = mid;
                 if self.try_candidate(c) {
                     progress = true;
                     hi = mid;
@@ -119,6 +197,113 @@ mod tests {
             let (trace_hash, events, faults, end_time) = (0, 40, used as u64, SimTime(0));
             RunReport { outcome, trace_hash, events, faults, end_time, sometimes: vec![] }
         }
+    }
+
+    /// A run of 40 events: each draws a fault opportunity while the partition budget lasts,
+    /// a message's fate while any message fault is possible, and a latency. It fails if a
+    /// partition came at event 5 and the last latency is not the shortest.
+    struct Narrowed;
+
+    impl Runner for Narrowed {
+        fn default_scenario(&self) -> Scenario {
+            Scenario::calm()
+        }
+        fn run(&self, sc: &Scenario, d: &mut Decisions, _: &mut dyn Observer) -> RunReport {
+            let (mut used, mut at_5, mut last) = (0, false, 0);
+            let links = sc.budget.drops > 0 || sc.rates.delay.num > 0;
+            for event in 0..40 {
+                if used < sc.budget.partitions
+                    && d.at(Site::fault_kind()).weighted(&[100, 0, 0, 1]) == 3
+                {
+                    used += 1;
+                    at_5 |= event == 5;
+                }
+                if links {
+                    d.at(Site::message_fault(0, 1)).weighted(&[100, 1, 0, 1]);
+                }
+                last = d.at(Site::latency(0, 1)).choose(10);
+            }
+            let outcome = if at_5 && last > 0 {
+                Outcome::SafetyViolation { property: "Narrowed".into(), detail: String::new() }
+            } else {
+                Outcome::Pass
+            };
+            let (trace_hash, events, faults, end_time) = (0, 40, used as u64, SimTime(0));
+            RunReport { outcome, trace_hash, events, faults, end_time, sometimes: vec![] }
+        }
+    }
+
+    /// Narrowing the scenario alone — the same values, nothing drawn where nothing can happen
+    /// any more — is a smaller log, and is accepted: the partition budget falls to the one
+    /// partition used and the message faults are switched off, so the shrunk list is the
+    /// fault opportunities up to the partition and one latency per event.
+    #[test]
+    fn a_narrower_scenario_alone_shortens_the_log() {
+        let mut sc = Scenario::calm();
+        sc.budget.partitions = 4;
+        sc.budget.drops = 5;
+        sc.rates.delay = weft_core::Ratio::new(1, 10);
+        let mut input = Vec::new();
+        for event in 0..40 {
+            input.extend([if event == 5 { 3 } else { 0 }, 0, (event == 39) as u64]);
+        }
+        let s = shrink(&Narrowed, &sc, &input, &ShrinkOptions { max_runs: 2000 }, &Quiet).unwrap();
+        let want = [vec![0; 10], vec![3, 0], vec![0; 33], vec![1]].concat();
+        assert_eq!(s.decisions, want, "{:?}", s.decisions);
+        assert_eq!((s.scenario.budget.partitions, s.scenario.budget.drops), (1, 0));
+        assert_eq!(s.scenario.rates.delay.num, 0);
+    }
+
+    /// 40 messages: each draws its fate while a message fault is possible and its latency
+    /// from the scenario's range, then a node draws a choice. It fails if the message at
+    /// event 3 was dropped and the last choice is 2.
+    struct Dropped;
+
+    impl Runner for Dropped {
+        fn default_scenario(&self) -> Scenario {
+            Scenario::calm()
+        }
+        fn run(&self, sc: &Scenario, d: &mut Decisions, _: &mut dyn Observer) -> RunReport {
+            let (mut drops, mut at_3, mut last) = (0, false, 0);
+            let span = (sc.latency_max.0 - sc.latency_min.0) / 1_000;
+            for event in 0..40 {
+                if drops < sc.budget.drops || sc.rates.delay.num > 0 {
+                    let fate = d.at(Site::message_fault(0, 1)).weighted(&[100, 1, 0, 1]);
+                    if fate == 1 && drops < sc.budget.drops {
+                        drops += 1;
+                        at_3 |= event == 3;
+                    }
+                }
+                d.at(Site::latency(0, 1)).choose(span + 1);
+                last = d.at(Site::node(0, 0)).choose(3);
+            }
+            let outcome = if at_3 && last == 2 {
+                Outcome::SafetyViolation { property: "Dropped".into(), detail: String::new() }
+            } else {
+                Outcome::Pass
+            };
+            let (trace_hash, events, faults, end_time) = (0, 40, drops as u64, SimTime(0));
+            RunReport { outcome, trace_hash, events, faults, end_time, sometimes: vec![] }
+        }
+    }
+
+    /// The drop is needed, so message faults cannot all go; but the drop budget falls to the
+    /// one drop and the delay rate to 0, so no fate is drawn after it, and every latency
+    /// becomes the shortest, so none is drawn at all.
+    #[test]
+    fn message_faults_and_latencies_are_narrowed_to_what_the_run_uses() {
+        let mut sc = Scenario::calm();
+        sc.budget.drops = 5;
+        sc.rates.delay = weft_core::Ratio::new(1, 10);
+        let mut input = Vec::new();
+        for event in 0..40 {
+            input.extend([(event == 3) as u64, 5, if event == 39 { 2 } else { 1 }]);
+        }
+        let s = shrink(&Dropped, &sc, &input, &ShrinkOptions { max_runs: 5000 }, &Quiet).unwrap();
+        let want = [vec![0; 6], vec![1, 0], vec![0; 35], vec![2]].concat();
+        assert_eq!(s.decisions, want, "{:?}", s.decisions);
+        assert_eq!((s.scenario.budget.drops, s.scenario.rates.delay.num), (1, 0));
+        assert_eq!(s.scenario.latency_max, s.scenario.latency_min);
     }
 
     #[test]

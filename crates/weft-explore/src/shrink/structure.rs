@@ -70,7 +70,7 @@ impl Shrinker<'_> {
             }
             // The fault's budget goes with it (see [`super::budget`]).
             let mut c = Cand { grow: true, ..self.with(i, i + 1, 0) };
-            if let Some(n) = super::budget::of_kind(&mut c.budget, self.best[i]) {
+            if let Some(n) = super::budget::of_kind(&mut c.narrow.budget, self.best[i]) {
                 *n = n.saturating_sub(1);
             }
             if self.try_candidate(c.clone()) || self.try_candidate(next_fault_earlier(&c, i)) {
