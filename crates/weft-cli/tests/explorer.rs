@@ -248,9 +248,8 @@ fn shrink_command_shrinks_an_existing_repro() {
     assert_eq!(code(&weft(&["replay", quick.to_str().unwrap()])), 1);
 }
 
-#[test]
-fn show_draws_one_lane_per_node_and_one_arrow_per_delivery() {
-    let d = dir("show");
+/// The canary's first violation (random search, seed 1), unshrunk, written into `d`.
+fn unshrunk_canary(d: &std::path::Path) -> std::path::PathBuf {
     let o = weft(&[
         "explore",
         "primary-backup",
@@ -269,7 +268,13 @@ fn show_draws_one_lane_per_node_and_one_arrow_per_delivery() {
         d.to_str().unwrap(),
     ]);
     assert_eq!(code(&o), 1);
-    let repro = std::fs::read_dir(&d).unwrap().next().unwrap().unwrap().path();
+    std::fs::read_dir(d).unwrap().next().unwrap().unwrap().path()
+}
+
+#[test]
+fn show_draws_one_lane_per_node_and_one_arrow_per_delivery() {
+    let d = dir("show");
+    let repro = unshrunk_canary(&d);
     let timeline = weft(&["show", repro.to_str().unwrap()]);
     assert_eq!(code(&timeline), 0);
     let deliveries = text(&timeline).lines().filter(|l| l.contains(" deliver ")).count();
@@ -304,23 +309,7 @@ fn show_draws_one_lane_per_node_and_one_arrow_per_delivery() {
 #[test]
 fn show_decisions_says_which_decision_decides_what() {
     let d = dir("show-decisions");
-    let o = weft(&[
-        "explore",
-        "primary-backup",
-        "--variant",
-        "buggy",
-        "--seed",
-        "1",
-        "--runs",
-        "100",
-        "--jobs",
-        "1",
-        "--no-shrink",
-        "--out",
-        d.to_str().unwrap(),
-    ]);
-    assert_eq!(code(&o), 1);
-    let path = std::fs::read_dir(&d).unwrap().next().unwrap().unwrap().path();
+    let path = unshrunk_canary(&d);
     let repro = weft_report::Repro::read(&path).unwrap();
     let s = weft(&["show", path.to_str().unwrap(), "--decisions"]);
     assert_eq!(code(&s), 0, "{}", text(&s));

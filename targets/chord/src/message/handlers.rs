@@ -52,15 +52,7 @@ impl ChordNode {
     }
 
     pub(super) fn on_reply(&mut self, msg: Msg, ctx: &mut Ctx<'_, Self>) {
-        let seq = match msg {
-            Msg::Found { seq, .. }
-            | Msg::Pred { seq, .. }
-            | Msg::SuccList { seq, .. }
-            | Msg::PredAndSuccs { seq, .. }
-            | Msg::Pong { seq }
-            | Msg::Busy { seq } => seq,
-            _ => return,
-        };
+        let Some(seq) = msg.reply_seq() else { return };
         let Some(o) = self.answer(seq, ctx) else { return };
         let me = self.id;
         let r = self.r();

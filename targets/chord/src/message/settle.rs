@@ -117,20 +117,11 @@ fn notify_ignored(n: &ChordNode, from: u8) -> bool {
 /// Will this message change nothing when it arrives?
 fn message_inert(view: &View<'_, ChordNode>, from: NodeId, to: NodeId, msg: &Msg) -> bool {
     let Some(rx) = view.node(to) else { return true }; // lost with its receiver
-    let reply_seq = match *msg {
-        Msg::Notify => return notify_ignored(rx, from as u8),
-        Msg::FindSuccessor { .. }
-        | Msg::GetPred { .. }
-        | Msg::GetSuccList { .. }
-        | Msg::GetPredAndSuccs { .. }
-        | Msg::Ping { .. } => return true, // answered from the (ideal) state it finds
-        Msg::Found { seq, .. }
-        | Msg::Pred { seq, .. }
-        | Msg::SuccList { seq, .. }
-        | Msg::PredAndSuccs { seq, .. }
-        | Msg::Pong { seq }
-        | Msg::Busy { seq } => seq,
-    };
+    if *msg == Msg::Notify {
+        return notify_ignored(rx, from as u8);
+    }
+    // A query is answered from the (ideal) state it finds.
+    let Some(reply_seq) = msg.reply_seq() else { return true };
     if rx.out.is_none_or(|o| o.seq != reply_seq) {
         return true; // answers no outstanding query: dropped on arrival
     }

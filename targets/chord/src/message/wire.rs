@@ -72,6 +72,21 @@ pub enum Msg {
     },
 }
 
+impl Msg {
+    /// The query a reply answers (None: not a reply).
+    pub(super) fn reply_seq(&self) -> Option<u32> {
+        match *self {
+            Msg::Found { seq, .. }
+            | Msg::Pred { seq, .. }
+            | Msg::SuccList { seq, .. }
+            | Msg::PredAndSuccs { seq, .. }
+            | Msg::Pong { seq }
+            | Msg::Busy { seq } => Some(seq),
+            _ => None,
+        }
+    }
+}
+
 /// The one outstanding query of a node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Op {
