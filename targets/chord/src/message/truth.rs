@@ -115,38 +115,45 @@ pub(super) fn perfect_detector(view: &View<'_, ChordNode>) -> Result<(), String>
     Ok(())
 }
 
+/// The last ground truth evaluated and its verdicts: weft-sim calls one property function
+/// per property after every event, all on the same state; this memo (a pure function cache,
+/// so determinism is unaffected) computes the state's verdicts once instead of twelve times.
+/// Keyed by the state itself: comparing it is cheaper than hashing it.
+#[derive(Clone, Copy)]
+struct Memo {
+    ring: Ring,
+    rules: Rules,
+    violations: props::Violations,
+    healed: Option<bool>,
+}
+
 thread_local! {
-    /// The last ground truth evaluated: (state hash, violations, heals?). weft-sim calls one
-    /// property function per property after every event, all on the same state; this memo
-    /// (a pure function cache, so determinism is unaffected) computes the state's verdicts
-    /// once instead of twelve times.
-    static MEMO: std::cell::Cell<(u64, props::Violations, Option<bool>)> =
-        const { std::cell::Cell::new((0, 0, None)) };
+    static MEMO: std::cell::Cell<Option<Memo>> = const { std::cell::Cell::new(None) };
 }
 
-/// Violations of `ring`, memoised per state.
-fn memo_violations(ring: &Ring, rules: &Rules) -> (u64, props::Violations) {
-    let h = ring.state_hash() ^ weft_core::stable_hash(rules);
-    let (mh, mv, _) = MEMO.with(|m| m.get());
-    if mh == h && h != 0 {
-        return (h, mv);
+/// The memo entry for `ring` under `rules`, its violations computed if it was not there.
+fn memo_of(ring: &Ring, rules: &Rules) -> Memo {
+    if let Some(m) = MEMO.with(|m| m.get()).filter(|m| m.ring == *ring && m.rules == *rules) {
+        return m;
     }
-    let v = props::violations(ring, rules);
-    MEMO.with(|m| m.set((h, v, None)));
-    (h, v)
+    let m = Memo {
+        ring: *ring,
+        rules: *rules,
+        violations: props::violations(ring, rules),
+        healed: None,
+    };
+    MEMO.with(|c| c.set(Some(m)));
+    m
 }
 
-fn memo_heals(h: u64, ring: &Ring, rules: &Rules) -> bool {
-    let (mh, mv, healed) = MEMO.with(|m| m.get());
-    if mh == h {
-        if let Some(x) = healed {
-            return x;
-        }
+/// Does `ring` heal (memoised with its violations)?
+fn memo_heals(mut m: Memo) -> bool {
+    if let Some(x) = m.healed {
+        return x;
     }
-    let x = heals(ring, rules);
-    if mh == h {
-        MEMO.with(|m| m.set((h, mv, Some(x))));
-    }
+    let x = heals(&m.ring, &m.rules);
+    m.healed = Some(x);
+    MEMO.with(|c| c.set(Some(m)));
     x
 }
 
@@ -161,11 +168,11 @@ fn check(view: &View<'_, ChordNode>, p: Property) -> Result<(), String> {
         return Ok(());
     }
     let Some((ring, rules)) = ground_truth(view) else { return Ok(()) };
-    let (h, v) = memo_violations(&ring, &rules);
-    if v & p.bit() == 0 {
+    let memo = memo_of(&ring, &rules);
+    if memo.violations & p.bit() == 0 {
         return Ok(());
     }
-    let healed = memo_heals(h, &ring, &rules);
+    let healed = memo_heals(memo);
     if permanent_only && healed {
         return Ok(());
     }
