@@ -267,6 +267,47 @@ impl Decisions {
         self.draw(2, |rng| rng.chance(p) as u64) == 1
     }
 
+    /// A gap: at which of the coming trials the first success comes, each a success with
+    /// probability `hits / total` (1: this one). Random: geometric, one trial per step,
+    /// capped at 2^24 (far past any run's event budget). Replayed: the recorded value, where
+    /// 0 means "never" (the simplest answer).
+    pub fn gap(&mut self, hits: u64, total: u64) -> u64 {
+        assert!(hits > 0 && hits <= total, "gap(): a rate of {hits}/{total}");
+        let cap = 1 << 24;
+        self.draw(cap + 1, |rng| {
+            let mut n = 1;
+            while n < cap && rng.below(total) >= hits {
+                n += 1;
+            }
+            n
+        })
+    }
+
+    /// An index into `weights` that is never 0 when random (drawn in proportion to
+    /// `weights[1..]`); replayed, 0 stands for "none" (the simplest answer), and a value
+    /// naming another zero weight answers the nearest allowed one below it (else above).
+    pub fn weighted_or_none(&mut self, weights: &[u32]) -> usize {
+        let total: u64 = weights.iter().skip(1).map(|&w| w as u64).sum();
+        assert!(total > 0, "weighted_or_none(): all weights are zero");
+        if let Some(v) = self.pending() {
+            let i = (*v).min(weights.len() as u64 - 1) as usize;
+            if i > 0 && weights[i] == 0 {
+                let allowed = (1..i).rev().chain(i + 1..weights.len()).find(|&j| weights[j] > 0);
+                *v = allowed.expect("some weight is positive") as u64;
+            }
+        }
+        self.draw(weights.len() as u64, |rng| {
+            let mut x = rng.below(total);
+            for (i, &w) in weights.iter().enumerate().skip(1) {
+                if x < w as u64 {
+                    return i as u64;
+                }
+                x -= w as u64;
+            }
+            unreachable!("x < total")
+        }) as usize
+    }
+
     /// An index into `weights`, drawn in proportion to them when random. Index 0 should be the
     /// simplest alternative.
     pub fn weighted(&mut self, weights: &[u32]) -> usize {
@@ -339,6 +380,22 @@ impl Decisions {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_replayed_gap_of_zero_is_never_and_a_replayed_kind_of_zero_is_none() {
+        let mut d = Decisions::replay(vec![0, 3, 0, 2]);
+        assert_eq!(d.gap(1, 10), 0, "0: no fault to come");
+        assert_eq!(d.gap(1, 10), 3);
+        assert_eq!(d.weighted_or_none(&[5, 1, 1, 1]), 0, "0: none, although random never says so");
+        assert_eq!(d.weighted_or_none(&[5, 1, 0, 1]), 1, "a zero weight answers the one below");
+        let mut r = Decisions::random(7);
+        for _ in 0..200 {
+            assert!(r.gap(1, 4) >= 1, "random gaps name an opportunity");
+            assert!(r.weighted_or_none(&[9, 1, 0, 1]) % 2 == 1, "never none, never a zero weight");
+        }
+        let mean = (0..2000).map(|_| r.gap(1, 4)).sum::<u64>() as f64 / 2000.0;
+        assert!((3.6..4.4).contains(&mean), "geometric with p = 1/4 has mean 4: {mean}");
+    }
     use super::*;
 
     fn draw_some(d: &mut Decisions) -> Vec<u64> {

@@ -80,6 +80,15 @@ pub struct Scenario {
     /// from repro files at 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub fault_start: SimDuration,
+    /// How fault opportunities are drawn. False (the default, absent from repro files): at
+    /// every opportunity, whether a node or network fault comes now. True: one decision, a
+    /// *gap*, says at which opportunity from now the next fault comes (0: none), and only
+    /// then its kind; a random run is distributed exactly as with a draw per opportunity
+    /// (a geometric gap with the same rate), but a list with faults far apart is hundreds of
+    /// decisions shorter. The shrinker switches it on for its result, re-encoding the same
+    /// run.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub fault_gaps: bool,
 }
 
 /// The shape of one partition fault, over the nodes that may be partitioned (a cluster
@@ -127,6 +136,10 @@ impl PartitionShape {
     fn is_default(&self) -> bool {
         *self == PartitionShape::Mixed
     }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn is_zero(d: &SimDuration) -> bool {
@@ -244,6 +257,7 @@ impl Default for Scenario {
             call_latency: default_call_latency(),
             partition_shape: PartitionShape::Mixed,
             fault_start: SimDuration::ZERO,
+            fault_gaps: false,
         }
     }
 }

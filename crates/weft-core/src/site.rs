@@ -41,9 +41,12 @@ pub enum SiteKind {
     /// The random seed handed to real process a (its index in the run) when it starts or
     /// replaces its image; everything it draws from `getrandom` follows from it.
     Seed = 10,
+    /// With `Scenario::fault_gaps`: at which fault opportunity from now the next node or
+    /// network fault comes (0: none).
+    FaultGap = 11,
 }
 
-const KINDS: [(SiteKind, &str); 11] = [
+const KINDS: [(SiteKind, &str); 12] = [
     (SiteKind::Anon, "anon"),
     (SiteKind::MessageFault, "message-fault"),
     (SiteKind::Latency, "latency"),
@@ -55,6 +58,7 @@ const KINDS: [(SiteKind, &str); 11] = [
     (SiteKind::Disk, "disk"),
     (SiteKind::Schedule, "schedule"),
     (SiteKind::Seed, "seed"),
+    (SiteKind::FaultGap, "fault-gap"),
 ];
 
 /// A decision site: `kind` in the top byte, `a` in the next 24 bits, `b` in the low 32.
@@ -81,6 +85,11 @@ impl Site {
     /// Every fault opportunity draws at this one site; the index within it is the opportunity.
     pub fn fault_kind() -> Site {
         Site::new(SiteKind::FaultKind, 0, 0)
+    }
+    /// With `Scenario::fault_gaps`, the gaps between faults (the k-th is the gap after the
+    /// (k-1)-th fault opportunity that drew a kind).
+    pub fn fault_gap() -> Site {
+        Site::new(SiteKind::FaultGap, 0, 0)
     }
     /// The details of the fault drawn at opportunity `k` (its index at [`Site::fault_kind`]).
     pub fn fault_detail(k: u32) -> Site {
@@ -139,7 +148,9 @@ impl fmt::Display for Site {
                 write!(f, "{} n{a}>n{b}", name(k))
             }
             Some(SiteKind::Workload) if a > 0 => write!(f, "workload #{}", a - 1),
-            Some(SiteKind::FaultKind | SiteKind::Workload) => write!(f, "{}", name(self.kind_or())),
+            Some(SiteKind::FaultKind | SiteKind::Workload | SiteKind::FaultGap) => {
+                write!(f, "{}", name(self.kind_or()))
+            }
             Some(SiteKind::FaultDetail) => write!(f, "fault-detail #{a}"),
             Some(SiteKind::Node) => write!(f, "node n{a}/{b}"),
             Some(SiteKind::Disk) => write!(f, "disk n{a}"),
