@@ -23,6 +23,9 @@ pub struct FaultCounts {
     pub partitions: u32,
     pub drops: u32,
     pub duplicates: u32,
+    /// With `Scenario::fault_gaps`: opportunities left before the next fault (None: the gap
+    /// is drawn at the next opportunity).
+    pub gap_left: Option<u64>,
 }
 
 impl FaultCounts {
@@ -110,7 +113,14 @@ pub fn opportunity_among(
     // Opportunity k's kind is the k-th draw at the fault-kind site and its details live at
     // their own site, so removing one fault leaves every other fault's details where they were.
     let k = decisions.drawn_at(Site::fault_kind());
-    let kind = decisions.at(Site::fault_kind()).weighted(&[none, w_crash, w_pause, w_part]);
+    let weights = [none, w_crash, w_pause, w_part];
+    let kind = if !scenario.fault_gaps {
+        decisions.at(Site::fault_kind()).weighted(&weights)
+    } else if gap_ends_now(counts, decisions, faults, none as u64 + faults) {
+        decisions.at(Site::fault_kind()).weighted_or_none(&weights)
+    } else {
+        return None;
+    };
     let base = decisions.set_base(Site::fault_detail(k));
     let fault = if kind == 3 && !up.contains(&true) {
         None
@@ -122,6 +132,24 @@ pub fn opportunity_among(
     };
     decisions.set_base(base);
     fault
+}
+
+/// `Scenario::fault_gaps`: is this the opportunity the current gap names? The gap is drawn at
+/// the first opportunity after a fault opportunity that drew a kind (or the run's first), with
+/// the rate of a fault then (`hits / total`, as a draw per opportunity would have it), and
+/// counted down at each one after.
+fn gap_ends_now(
+    counts: &mut FaultCounts,
+    decisions: &mut Decisions,
+    hits: u64,
+    total: u64,
+) -> bool {
+    let left = counts.gap_left.unwrap_or_else(|| {
+        let gap = decisions.at(Site::fault_gap()).gap(hits, total);
+        gap.checked_sub(1).unwrap_or(u64::MAX)
+    });
+    counts.gap_left = left.checked_sub(1);
+    left == 0
 }
 
 /// The weights of a crash, a pause and a partition at an opportunity among `nodes` nodes
