@@ -50,6 +50,7 @@
 //! scenario (no event cap), so a "pass" there is a whole run.
 
 mod budget;
+mod gaps;
 mod real_process;
 mod structure;
 
@@ -557,7 +558,8 @@ fn shrink_inner(
         report,
         runs: 1,
         accepted: 0,
-        max_runs: opts.max_runs.max(1),
+        // Runs kept back for the gap re-encoding at the end ([`gaps::reserved`]).
+        max_runs: (opts.max_runs - gaps::reserved(opts.max_runs)).max(1),
         control,
     };
     let mut complete = false;
@@ -592,6 +594,7 @@ fn shrink_inner(
             break;
         }
     }
+    s.as_gaps(opts.max_runs);
     s.report_progress();
     Ok(Shrunk {
         scenario: s.narrow.apply(scenario),

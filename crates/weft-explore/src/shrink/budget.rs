@@ -25,6 +25,8 @@ pub(super) struct Narrow {
     pub(super) budget: FaultBudget,
     pub(super) delay: Ratio,
     pub(super) latency_max: SimDuration,
+    /// Fault opportunities drawn as gaps ([`super::gaps`]): a re-encoding, not a narrowing.
+    pub(super) fault_gaps: bool,
 }
 
 impl Narrow {
@@ -33,6 +35,7 @@ impl Narrow {
             budget: scenario.budget.clone(),
             delay: scenario.rates.delay,
             latency_max: scenario.latency_max,
+            fault_gaps: scenario.fault_gaps,
         }
     }
 
@@ -41,6 +44,7 @@ impl Narrow {
         let mut s = Scenario { budget: self.budget.clone(), ..scenario.clone() };
         s.rates.delay = self.delay;
         s.latency_max = self.latency_max.max(s.latency_min);
+        s.fault_gaps = self.fault_gaps;
         s
     }
 }

@@ -1,0 +1,135 @@
+//! The shrunk run re-encoded with fault gaps (`Scenario::fault_gaps`). Drawn per opportunity,
+//! a fault costs one decision at every event before it, and on a long run whose story needs
+//! two faults far apart (raft-rs: a partition at opportunity 45 and another at 529) those
+//! zeros were most of the shrunk list. With gaps, the same run is one decision per fault for
+//! where it comes, one for its kind: the list says what happens, not what did not.
+//!
+//! The re-encoding is exact: opportunity `k` of a segment (the opportunities after one that
+//! drew a kind) is the gap's `k`-th, so the run replays identically, and the shrinker only
+//! keeps it if it does (same failure, no more events, a smaller log). It runs once, after the
+//! passes: they edit the per-opportunity encoding, whose single-site edits they were built for.
+
+use super::{Cand, Shrinker};
+
+/// Runs of a shrink budget of `max_runs` kept back for the re-encoding: its candidate and,
+/// when shrinking differentially, its run on the reference — none out of a budget too small
+/// to spare them (under 10 runs).
+pub(super) fn reserved(max_runs: u64) -> u64 {
+    (max_runs / 10).min(2)
+}
+use weft_core::{Site, SiteKind};
+
+impl Shrinker<'_> {
+    /// One candidate: the best run with its fault opportunities as gaps; true if accepted.
+    /// It comes after the passes, on the [`reserved`] runs the passes leave it out of the
+    /// whole budget `max_runs`; a stop request still stops it.
+    pub(super) fn as_gaps(&mut self, max_runs: u64) -> bool {
+        self.max_runs = max_runs.max(self.max_runs);
+        if self.narrow.fault_gaps || self.out_of_budget() {
+            return false;
+        }
+        let Some(mut c) = gaps_of(&self.with_each([], 0)) else { return false };
+        c.narrow.fault_gaps = true;
+        self.try_candidate(c)
+    }
+}
+
+/// `c` with every fault-kind draw replaced by the gap encoding (None: it draws none).
+fn gaps_of(c: &Cand) -> Option<Cand> {
+    let kind = Site::fault_kind();
+    let opportunities: Vec<usize> = (0..c.sites.len()).filter(|&i| c.sites[i] == kind).collect();
+    if opportunities.is_empty() {
+        return None;
+    }
+    // For each opportunity: the ordinal of its kind draw in gap mode (None: not drawn), and
+    // the gap to draw there (at a segment's first opportunity).
+    let mut ordinal = vec![None; opportunities.len()];
+    let mut gap_at = vec![None; opportunities.len()];
+    let (mut start, mut drawn) = (0, 0u32);
+    for (k, &i) in opportunities.iter().enumerate() {
+        if c.values[i] != 0 {
+            gap_at[start] = Some((k - start + 1) as u64);
+            ordinal[k] = Some(drawn);
+            drawn += 1;
+            start = k + 1;
+        }
+    }
+    if start < opportunities.len() {
+        gap_at[start] = Some(0); // no fault after the last: "never"
+    }
+    let mut out = Cand { values: Vec::new(), labels: Vec::new(), sites: Vec::new(), ..c.clone() };
+    let mut k = 0;
+    for i in 0..c.values.len() {
+        let mut site = c.sites[i];
+        if site == kind {
+            if let Some(gap) = gap_at[k] {
+                out.values.push(gap);
+                out.labels.push(0);
+                out.sites.push(Site::fault_gap());
+            }
+            k += 1;
+            if ordinal[k - 1].is_none() {
+                continue;
+            }
+        } else if site.kind() == Some(SiteKind::FaultDetail) {
+            // Details are addressed by the kind draw's ordinal, which gaps renumber.
+            let Some(j) = ordinal.get(site.a() as usize).copied().flatten() else { continue };
+            site = Site::fault_detail(j);
+        }
+        out.values.push(c.values[i]);
+        out.labels.push(c.labels[i]);
+        out.sites.push(site);
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shrink::budget::Narrow;
+    use weft_core::{Decisions, NullObserver, Ratio, RunSpec, Runner, Scenario, Target};
+
+    fn canary() -> Box<dyn Runner> {
+        let spec = RunSpec {
+            target: "primary-backup".into(),
+            variant: "fixed".into(),
+            ..RunSpec::default()
+        };
+        weft_target_primary_backup::PrimaryBackup.prepare(&spec).unwrap()
+    }
+
+    /// Random runs of the canary with many crashes, pauses and partitions, re-encoded with
+    /// gaps and replayed under `fault_gaps`: every one is the same run (trace hash and
+    /// outcome), and a run with faults needs fewer decisions.
+    #[test]
+    fn a_run_reencoded_with_gaps_replays_identically_and_shorter() {
+        let runner = canary();
+        let mut sc = runner.default_scenario();
+        sc.restart = true;
+        sc.rates.pause = Ratio::new(1, 30);
+        sc.rates.partition = Ratio::new(1, 30);
+        sc.rates.crash = Ratio::new(1, 60);
+        (sc.budget.crashes, sc.budget.pauses, sc.budget.partitions) = (2, 3, 3);
+        let mut shorter = 0;
+        for seed in 0..40 {
+            let mut d = Decisions::random(seed);
+            let a = runner.run(&sc, &mut d, &mut NullObserver);
+            let c = Cand {
+                values: d.log().to_vec(),
+                labels: d.labels().to_vec(),
+                sites: d.sites().to_vec(),
+                positional: false,
+                grow: false,
+                narrow: Narrow::of(&sc),
+            };
+            let g = gaps_of(&c).expect("every run has fault opportunities");
+            let gap_sc = Scenario { fault_gaps: true, ..sc.clone() };
+            let mut r = Decisions::replay_sited(g.values.clone(), g.labels, &g.sites);
+            let b = runner.run(&gap_sc, &mut r, &mut NullObserver);
+            assert_eq!((a.trace_hash, &a.outcome), (b.trace_hash, &b.outcome), "seed {seed}");
+            assert_eq!(r.log(), &g.values[..], "seed {seed}: the gap log is what was replayed");
+            shorter += (a.faults > 0 && g.values.len() < c.values.len()) as u32;
+        }
+        assert!(shorter >= 20, "{shorter} of 40 runs got shorter");
+    }
+}
