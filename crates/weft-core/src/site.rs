@@ -42,7 +42,8 @@ pub enum SiteKind {
     /// replaces its image; everything it draws from `getrandom` follows from it.
     Seed = 10,
     /// With `Scenario::fault_gaps`: at which fault opportunity from now the next node or
-    /// network fault comes (0: none).
+    /// network fault comes (a = 0), or at which message from now the next message fault on
+    /// link a-1→b (0: none).
     FaultGap = 11,
 }
 
@@ -90,6 +91,11 @@ impl Site {
     /// (k-1)-th fault opportunity that drew a kind).
     pub fn fault_gap() -> Site {
         Site::new(SiteKind::FaultGap, 0, 0)
+    }
+    /// With `Scenario::fault_gaps`, the gaps between message faults on link `from`→`to`
+    /// (counted in the link's messages of the fault phase).
+    pub fn message_gap(from: u32, to: u32) -> Site {
+        Site::new(SiteKind::FaultGap, from + 1, to)
     }
     /// The details of the fault drawn at opportunity `k` (its index at [`Site::fault_kind`]).
     pub fn fault_detail(k: u32) -> Site {
@@ -148,6 +154,7 @@ impl fmt::Display for Site {
                 write!(f, "{} n{a}>n{b}", name(k))
             }
             Some(SiteKind::Workload) if a > 0 => write!(f, "workload #{}", a - 1),
+            Some(SiteKind::FaultGap) if a > 0 => write!(f, "fault-gap n{}>n{b}", a - 1),
             Some(SiteKind::FaultKind | SiteKind::Workload | SiteKind::FaultGap) => {
                 write!(f, "{}", name(self.kind_or()))
             }

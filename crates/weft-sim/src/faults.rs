@@ -16,7 +16,7 @@ use crate::net::{weight, SCALE};
 use weft_core::{Decisions, PartitionShape, Scenario, SimDuration, Site};
 
 /// How many faults of each kind a run has injected so far.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FaultCounts {
     pub crashes: u32,
     pub pauses: u32,
@@ -26,6 +26,8 @@ pub struct FaultCounts {
     /// With `Scenario::fault_gaps`: opportunities left before the next fault (None: the gap
     /// is drawn at the next opportunity).
     pub gap_left: Option<u64>,
+    /// The same for each link's message faults (absent: drawn at the link's next message).
+    pub link_gaps: std::collections::BTreeMap<(u32, u32), u64>,
 }
 
 impl FaultCounts {
@@ -144,12 +146,28 @@ fn gap_ends_now(
     hits: u64,
     total: u64,
 ) -> bool {
-    let left = counts.gap_left.unwrap_or_else(|| {
-        let gap = decisions.at(Site::fault_gap()).gap(hits, total);
+    let mut left = counts.gap_left;
+    let now = count_down(&mut left, Site::fault_gap(), decisions, hits, total);
+    counts.gap_left = left;
+    now
+}
+
+/// Counts a gap down by one opportunity, drawing it at `site` first if `left` is None (a
+/// drawn gap of 0, "never", counts down forever); true at the opportunity it names, which
+/// leaves `left` None so the next gap is drawn at the next one.
+pub fn count_down(
+    left: &mut Option<u64>,
+    site: Site,
+    decisions: &mut Decisions,
+    hits: u64,
+    total: u64,
+) -> bool {
+    let n = left.unwrap_or_else(|| {
+        let gap = decisions.at(site).gap(hits, total);
         gap.checked_sub(1).unwrap_or(u64::MAX)
     });
-    counts.gap_left = left.checked_sub(1);
-    left == 0
+    *left = n.checked_sub(1);
+    n == 0
 }
 
 /// The weights of a crash, a pause and a partition at an opportunity among `nodes` nodes

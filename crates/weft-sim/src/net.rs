@@ -124,9 +124,14 @@ impl Network {
             let faults = w_drop as u64 + w_dup as u64 + w_delay as u64;
             if faults > 0 {
                 let none = SCALE.saturating_sub(faults).max(1) as u32;
-                kind = decisions
-                    .at(Site::message_fault(from, to))
-                    .weighted(&[none, w_drop, w_dup, w_delay]);
+                let weights = [none, w_drop, w_dup, w_delay];
+                let site = Site::message_fault(from, to);
+                let total = none as u64 + faults;
+                if !scenario.fault_gaps {
+                    kind = decisions.at(site).weighted(&weights);
+                } else if link_gap_ends_now(counts, (from, to), decisions, faults, total) {
+                    kind = decisions.at(site).weighted_or_none(&weights);
+                }
             }
         }
         let latency = |d: &mut Decisions| {
@@ -155,6 +160,24 @@ impl Network {
             _ => Fate::Deliver(now + latency(decisions)),
         }
     }
+}
+
+/// `Scenario::fault_gaps`: is this message the one its link's current gap names?
+fn link_gap_ends_now(
+    counts: &mut FaultCounts,
+    link: (u32, u32),
+    decisions: &mut Decisions,
+    hits: u64,
+    total: u64,
+) -> bool {
+    let mut left = counts.link_gaps.get(&link).copied();
+    let site = Site::message_gap(link.0, link.1);
+    let now = crate::faults::count_down(&mut left, site, decisions, hits, total);
+    match left {
+        Some(n) => counts.link_gaps.insert(link, n),
+        None => counts.link_gaps.remove(&link),
+    };
+    now
 }
 
 #[cfg(test)]
