@@ -1,8 +1,9 @@
 //! The shrunk run re-encoded with fault gaps (`Scenario::fault_gaps`). Drawn per opportunity,
-//! a fault costs one decision at every event before it, and on a long run whose story needs
-//! two faults far apart (raft-rs: a partition at opportunity 45 and another at 529) those
-//! zeros were most of the shrunk list. With gaps, the same run is one decision per fault for
-//! where it comes, one for its kind: the list says what happens, not what did not.
+//! a fault costs one decision at every event before it (and a message fault one at every
+//! message on its link), and on a long run whose story needs two faults far apart (raft-rs:
+//! a partition at opportunity 45 and another at 529) those zeros were most of the shrunk
+//! list. With gaps, the same run is one decision per fault for where it comes, one for its
+//! kind: the list says what happens, not what did not.
 //!
 //! The re-encoding is exact: opportunity `k` of a segment (the opportunities after one that
 //! drew a kind) is the gap's `k`-th, so the run replays identically, and the shrinker only
@@ -10,6 +11,7 @@
 //! passes: they edit the per-opportunity encoding, whose single-site edits they were built for.
 
 use super::{Cand, Shrinker};
+use std::collections::BTreeMap;
 
 /// Runs of a shrink budget of `max_runs` kept back for the re-encoding: its candidate and,
 /// when shrinking differentially, its run on the reference — none out of a budget too small
@@ -34,45 +36,73 @@ impl Shrinker<'_> {
     }
 }
 
-/// `c` with every fault-kind draw replaced by the gap encoding (None: it draws none).
-fn gaps_of(c: &Cand) -> Option<Cand> {
-    let kind = Site::fault_kind();
-    let opportunities: Vec<usize> = (0..c.sites.len()).filter(|&i| c.sites[i] == kind).collect();
-    if opportunities.is_empty() {
-        return None;
+/// The gap site for the opportunities drawn at `site`: node and network faults, or one
+/// link's message faults (None: not an opportunity site).
+fn gap_site(site: Site) -> Option<Site> {
+    match site.kind() {
+        Some(SiteKind::FaultKind) if site == Site::fault_kind() => Some(Site::fault_gap()),
+        Some(SiteKind::MessageFault) => Some(Site::message_gap(site.a(), site.b())),
+        _ => None,
     }
-    // For each opportunity: the ordinal of its kind draw in gap mode (None: not drawn), and
-    // the gap to draw there (at a segment's first opportunity).
-    let mut ordinal = vec![None; opportunities.len()];
-    let mut gap_at = vec![None; opportunities.len()];
-    let (mut start, mut drawn) = (0, 0u32);
-    for (k, &i) in opportunities.iter().enumerate() {
-        if c.values[i] != 0 {
-            gap_at[start] = Some((k - start + 1) as u64);
-            ordinal[k] = Some(drawn);
-            drawn += 1;
-            start = k + 1;
+}
+
+/// Per opportunity (by position in the list): the gap drawn there, if it opens a segment, and
+/// whether its kind is drawn (it is a fault). Each opportunity site is its own stream of
+/// segments.
+fn plan(c: &Cand) -> Vec<(Option<u64>, bool)> {
+    let mut plan = vec![(None, false); c.values.len()];
+    let mut streams: BTreeMap<Site, Vec<usize>> = BTreeMap::new();
+    for (i, &site) in c.sites.iter().enumerate() {
+        if gap_site(site).is_some() {
+            streams.entry(site).or_default().push(i);
         }
     }
-    if start < opportunities.len() {
-        gap_at[start] = Some(0); // no fault after the last: "never"
-    }
-    let mut out = Cand { values: Vec::new(), labels: Vec::new(), sites: Vec::new(), ..c.clone() };
-    let mut k = 0;
-    for i in 0..c.values.len() {
-        let mut site = c.sites[i];
-        if site == kind {
-            if let Some(gap) = gap_at[k] {
-                out.values.push(gap);
-                out.labels.push(0);
-                out.sites.push(Site::fault_gap());
+    for positions in streams.values() {
+        let mut start = 0;
+        for (k, &i) in positions.iter().enumerate() {
+            if c.values[i] != 0 {
+                plan[positions[start]].0 = Some((k - start + 1) as u64);
+                plan[i].1 = true;
+                start = k + 1;
             }
-            k += 1;
-            if ordinal[k - 1].is_none() {
+        }
+        if start < positions.len() {
+            plan[positions[start]].0 = Some(0); // no fault after the last: "never"
+        }
+    }
+    plan
+}
+
+/// `c` with every opportunity draw replaced by the gap encoding (None: it draws none).
+fn gaps_of(c: &Cand) -> Option<Cand> {
+    let plan = plan(c);
+    if !c.sites.iter().any(|&s| gap_site(s).is_some()) {
+        return None;
+    }
+    // Node-fault details are addressed by the kind draw's ordinal, which gaps renumber.
+    let kind = Site::fault_kind();
+    let ordinal: Vec<Option<u32>> = (0..c.sites.len())
+        .filter(|&i| c.sites[i] == kind)
+        .scan(0u32, |drawn, i| {
+            Some(plan[i].1.then(|| {
+                *drawn += 1;
+                *drawn - 1
+            }))
+        })
+        .collect();
+    let mut out = Cand { values: Vec::new(), labels: Vec::new(), sites: Vec::new(), ..c.clone() };
+    for (i, &(gap_here, drawn)) in plan.iter().enumerate() {
+        let mut site = c.sites[i];
+        if let Some(gap) = gap_site(site) {
+            if let Some(g) = gap_here {
+                out.values.push(g);
+                out.labels.push(0);
+                out.sites.push(gap);
+            }
+            if !drawn {
                 continue;
             }
         } else if site.kind() == Some(SiteKind::FaultDetail) {
-            // Details are addressed by the kind draw's ordinal, which gaps renumber.
             let Some(j) = ordinal.get(site.a() as usize).copied().flatten() else { continue };
             site = Site::fault_detail(j);
         }
@@ -98,9 +128,9 @@ mod tests {
         weft_target_primary_backup::PrimaryBackup.prepare(&spec).unwrap()
     }
 
-    /// Random runs of the canary with many crashes, pauses and partitions, re-encoded with
-    /// gaps and replayed under `fault_gaps`: every one is the same run (trace hash and
-    /// outcome), and a run with faults needs fewer decisions.
+    /// Random runs of the canary with many crashes, pauses, partitions, drops, duplicates and
+    /// delays, re-encoded with gaps and replayed under `fault_gaps`: every one is the same run
+    /// (trace hash and outcome), and a run with faults needs fewer decisions.
     #[test]
     fn a_run_reencoded_with_gaps_replays_identically_and_shorter() {
         let runner = canary();
@@ -110,6 +140,9 @@ mod tests {
         sc.rates.partition = Ratio::new(1, 30);
         sc.rates.crash = Ratio::new(1, 60);
         (sc.budget.crashes, sc.budget.pauses, sc.budget.partitions) = (2, 3, 3);
+        (sc.rates.drop, sc.rates.duplicate) = (Ratio::new(1, 20), Ratio::new(1, 20));
+        sc.rates.delay = Ratio::new(1, 10);
+        (sc.budget.drops, sc.budget.duplicates) = (4, 4);
         let mut shorter = 0;
         for seed in 0..40 {
             let mut d = Decisions::random(seed);
