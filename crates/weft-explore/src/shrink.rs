@@ -36,6 +36,9 @@
 //!    only as many as the run drew, and every latency the shortest, under which nothing is
 //!    drawn where nothing can vary (one candidate each).
 //!
+//! After the rounds, the result is re-encoded with fault gaps ([`gaps`]: the same run, with
+//! one decision per fault for where it comes instead of one per opportunity), if it replays.
+//!
 //! A candidate is accepted only if its replay fails the same way, has no more events than the
 //! current best, **and** the replay's *log*
 //! (clamped values, decisions drawn past the end; trailing zeros trimmed, since a replay answers
