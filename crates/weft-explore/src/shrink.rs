@@ -565,38 +565,21 @@ fn shrink_inner(
         max_runs: (opts.max_runs - gaps::reserved(opts.max_runs)).max(1),
         control,
     };
-    let mut complete = false;
     s.report_progress();
     s.faults_only();
     s.simplest_lists();
     // A candidate each: the scenario narrowed to what the run uses, before any pass that
     // costs a scan of the list.
     s.narrow_scenario();
-    if s.best.len() > LONG {
-        // A candidate per fault, site or value, before span deletions that cost eight scans
-        // of the whole list: on a 2,000-decision raft-rs run those alone spent most of the
-        // default budget.
-        s.coarse_passes();
-        s.tighten_budget();
-        s.lower_values();
-        s.tighten_budget();
-    }
-    while !s.out_of_budget() {
-        let mut progress = s.delete_spans();
-        progress |= s.tighten_budget();
-        progress |= s.coarse_passes();
-        progress |= s.tighten_budget();
-        progress |= s.fine_passes();
-        progress |= s.zero_spans();
-        progress |= s.tighten_budget();
-        progress |= s.lower_values();
-        progress |= s.lower_budgets();
-        progress |= s.narrow_scenario();
-        if !progress {
-            complete = !s.out_of_budget();
-            break;
-        }
-    }
+    // Half the budget on the list as drawn, then the rest on it re-encoded with fault gaps
+    // (see [`gaps`]: each encoding lets the passes reach runs the other does not).
+    let whole = s.max_runs;
+    s.max_runs = (whole / 2).max(s.runs + 1);
+    s.first_passes();
+    s.rounds();
+    s.as_gaps(opts.max_runs);
+    s.max_runs = whole.max(s.runs);
+    let complete = s.rounds();
     s.as_gaps(opts.max_runs);
     s.report_progress();
     Ok(Shrunk {
@@ -608,4 +591,39 @@ fn shrink_inner(
         accepted: s.accepted,
         complete,
     })
+}
+
+impl Shrinker<'_> {
+    /// A long list's first passes: a candidate per fault, site or value, before span
+    /// deletions that cost eight scans of the whole list (on a 2,000-decision raft-rs run
+    /// those alone spent most of the default budget).
+    fn first_passes(&mut self) {
+        if self.best.len() > LONG {
+            self.coarse_passes();
+            self.tighten_budget();
+            self.lower_values();
+            self.tighten_budget();
+        }
+    }
+
+    /// Rounds of every pass until one changes nothing (true: that fixpoint was reached) or
+    /// the run budget ends (false).
+    fn rounds(&mut self) -> bool {
+        while !self.out_of_budget() {
+            let mut progress = self.delete_spans();
+            progress |= self.tighten_budget();
+            progress |= self.coarse_passes();
+            progress |= self.tighten_budget();
+            progress |= self.fine_passes();
+            progress |= self.zero_spans();
+            progress |= self.tighten_budget();
+            progress |= self.lower_values();
+            progress |= self.lower_budgets();
+            progress |= self.narrow_scenario();
+            if !progress {
+                return !self.out_of_budget();
+            }
+        }
+        false
+    }
 }
