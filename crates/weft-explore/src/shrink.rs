@@ -36,8 +36,9 @@
 //!    only as many as the run drew, and every latency the shortest, under which nothing is
 //!    drawn where nothing can vary (one candidate each).
 //!
-//! After the rounds, the result is re-encoded with fault gaps ([`gaps`]: the same run, with
-//! one decision per fault for where it comes instead of one per opportunity), if it replays.
+//! Half the budget goes to rounds on the list as drawn; then it is re-encoded with fault gaps
+//! ([`gaps`]: the same run, with one decision per fault for where it comes instead of one per
+//! opportunity, kept if it replays), and the rest goes to rounds on the gap list.
 //!
 //! A candidate is accepted only if its replay fails the same way, has no more events than the
 //! current best, **and** the replay's *log*

@@ -7,8 +7,9 @@
 //!
 //! The re-encoding is exact: opportunity `k` of a segment (the opportunities after one that
 //! drew a kind) is the gap's `k`-th, so the run replays identically, and the shrinker only
-//! keeps it if it does (same failure, no more events, a smaller log). It runs once, after the
-//! passes: they edit the per-opportunity encoding, whose single-site edits they were built for.
+//! keeps it if it does (same failure, no more events, a smaller log). It runs halfway through
+//! the budget, and once more at the end if that failed; the passes work on either encoding
+//! (in the gap one a deletion or a zeroed value moves one fault without moving the others).
 
 use super::{Cand, Shrinker};
 use std::collections::BTreeMap;
