@@ -1,6 +1,6 @@
 //! Decisions addressed by site: a world's decisions carry their sites (link, fault opportunity,
 //! node), a replay by site reproduces the run, and removing one fault leaves the others as
-//! they were.
+//! they were; with fault gaps, a fault costs a decision or two instead of one per opportunity.
 
 use weft_core::{Decisions, EventKind, Ratio, Recorder, Scenario, SimDuration, Site, SiteKind};
 use weft_sim::{Ctx, Node, NodeId, SimSpec, TimerId};
@@ -102,4 +102,43 @@ fn removing_one_fault_leaves_the_other_faults_details_in_place() {
     // The later pauses keep their victims and durations (drawn at their own sites), even
     // though the run around them changed.
     assert_eq!(after[..], before[1..], "the later pauses moved");
+}
+
+/// `Scenario::fault_gaps`: fault opportunities (and each link's message faults) drawn as
+/// gaps. Over 300 random runs the fault count matches a draw per opportunity (the same rate);
+/// every gap run replays exactly; a kind is drawn only for a fault, a gap only per fault
+/// (plus one "never" per stream at most).
+#[test]
+fn gap_runs_have_the_same_fault_rate_replay_exactly_and_draw_per_fault() {
+    let gapped = |gaps: bool| {
+        let mut s = scenario();
+        s.rates.drop = Ratio::new(1, 50);
+        s.budget.drops = 20;
+        s.budget.pauses = 20;
+        s.fault_gaps = gaps;
+        s
+    };
+    let (mut per_event, mut with_gaps) = (0, 0);
+    for seed in 0..300 {
+        per_event += spec()
+            .run(&gapped(false), &mut Decisions::random(seed), &mut Recorder::default())
+            .faults;
+        let mut d = Decisions::random(seed);
+        let r = spec().run(&gapped(true), &mut d, &mut Recorder::default());
+        with_gaps += r.faults;
+        let mut again = Decisions::replay(d.log().to_vec());
+        assert_eq!(
+            spec().run(&gapped(true), &mut again, &mut Recorder::default()),
+            r,
+            "seed {seed}"
+        );
+        let count = |k| d.sites().iter().filter(|s| s.kind() == Some(k)).count() as u64;
+        assert!(count(SiteKind::FaultKind) <= r.faults, "seed {seed}: a kind only for a fault");
+        // A gap per fault drawn (node faults; drops and delays on the links), plus at most
+        // one "never" per stream: one for node faults and one per link (3 here).
+        let drawn = count(SiteKind::FaultKind) + count(SiteKind::MessageFault);
+        assert!(count(SiteKind::FaultGap) <= drawn + 4, "seed {seed}: gaps per fault");
+    }
+    let ratio = with_gaps as f64 / per_event as f64;
+    assert!((0.85..1.15).contains(&ratio), "faults: {with_gaps} with gaps, {per_event} per event");
 }
