@@ -241,7 +241,7 @@ impl Decisions {
             return 0;
         }
         let label_of = |i: u64| if weights[i as usize] > 0 { labels[i as usize] } else { 0 };
-        self.weighted_inner(weights, Some(&label_of))
+        self.weighted_inner(weights, Some(&label_of), 0)
     }
 
     /// A value in `[0, n)`, uniform when random. `choose(1)` is not a decision: it answers 0 and
@@ -284,28 +284,12 @@ impl Decisions {
     }
 
     /// An index into `weights` that is never 0 when random (drawn in proportion to
-    /// `weights[1..]`); replayed, 0 stands for "none" (the simplest answer), and a value
-    /// naming another zero weight answers the nearest allowed one below it (else above).
+    /// `weights[1..]`); replayed, 0 stands for "none" (the simplest answer; `weights[0]` is its
+    /// weight and must be positive), and a value naming a zero weight is answered as
+    /// [`Decisions::weighted`] answers it.
     pub fn weighted_or_none(&mut self, weights: &[u32]) -> usize {
-        let total: u64 = weights.iter().skip(1).map(|&w| w as u64).sum();
-        assert!(total > 0, "weighted_or_none(): all weights are zero");
-        if let Some(v) = self.pending() {
-            let i = (*v).min(weights.len() as u64 - 1) as usize;
-            if i > 0 && weights[i] == 0 {
-                let allowed = (1..i).rev().chain(i + 1..weights.len()).find(|&j| weights[j] > 0);
-                *v = allowed.expect("some weight is positive") as u64;
-            }
-        }
-        self.draw(weights.len() as u64, |rng| {
-            let mut x = rng.below(total);
-            for (i, &w) in weights.iter().enumerate().skip(1) {
-                if x < w as u64 {
-                    return i as u64;
-                }
-                x -= w as u64;
-            }
-            unreachable!("x < total")
-        }) as usize
+        assert!(weights.first().is_some_and(|&w| w > 0), "weighted_or_none(): no weight for none");
+        self.weighted_inner(weights, None, 1)
     }
 
     /// An index into `weights`, drawn in proportion to them when random. Index 0 should be the
@@ -316,11 +300,18 @@ impl Decisions {
             self.next = self.base;
             return 0;
         }
-        self.weighted_inner(weights, None)
+        self.weighted_inner(weights, None, 0)
     }
 
-    fn weighted_inner(&mut self, weights: &[u32], label_of: Option<&dyn Fn(u64) -> u64>) -> usize {
-        let total: u64 = weights.iter().map(|&w| w as u64).sum();
+    /// At random, an index from `from` on, in proportion to its weight; replayed, see
+    /// [`Decisions::weighted`].
+    fn weighted_inner(
+        &mut self,
+        weights: &[u32],
+        label_of: Option<&dyn Fn(u64) -> u64>,
+        from: usize,
+    ) -> usize {
+        let total: u64 = weights[from..].iter().map(|&w| w as u64).sum();
         assert!(total > 0, "weighted(): all weights are zero");
         // A replayed list (mutated by a search, edited by the shrinker) may name an alternative
         // whose weight is 0 — a fault kind whose budget is spent or that the scenario switched
@@ -335,7 +326,7 @@ impl Decisions {
         }
         self.draw_labeled(weights.len() as u64, label_of, |rng| {
             let mut x = rng.below(total);
-            for (i, &w) in weights.iter().enumerate() {
+            for (i, &w) in weights.iter().enumerate().skip(from) {
                 if x < w as u64 {
                     return i as u64;
                 }
@@ -380,6 +371,7 @@ impl Decisions {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn a_replayed_gap_of_zero_is_never_and_a_replayed_kind_of_zero_is_none() {
@@ -396,7 +388,6 @@ mod tests {
         let mean = (0..2000).map(|_| r.gap(1, 4)).sum::<u64>() as f64 / 2000.0;
         assert!((3.6..4.4).contains(&mean), "geometric with p = 1/4 has mean 4: {mean}");
     }
-    use super::*;
 
     fn draw_some(d: &mut Decisions) -> Vec<u64> {
         let mut out = vec![d.choose(10), d.choose(1), d.chance(Ratio::new(1, 2)) as u64];

@@ -129,17 +129,17 @@ struct Cand {
     /// May have as many events as the input had, not only as many as the best so far (a
     /// structural jump that the passes after it bring back down; see `delete_faults`).
     grow: bool,
-    /// The scenario's fault budget and message-fault rates the candidate runs under
-    /// ([`budget`]).
+    /// What of the scenario the candidate runs under its own (fault budget, delay rate,
+    /// latency range, fault gaps: [`budget`]).
     narrow: Narrow,
 }
 
 struct Shrinker<'a> {
     runner: &'a dyn Runner,
-    /// The input's scenario with `max_events` capped at what the best so far allows (its
-    /// budget is the input's: each candidate brings its own, `Cand::budget`).
+    /// The input's scenario with `max_events` capped at what the best so far allows (what
+    /// [`Narrow`] covers is the input's: each candidate brings its own, `Cand::narrow`).
     scenario: Scenario,
-    /// The fault budget and message-fault rates of the best so far.
+    /// The narrowed scenario of the best so far.
     narrow: Narrow,
     /// The input's own event budget.
     max_events: u64,
@@ -543,6 +543,8 @@ fn shrink_inner(
             return Err(ShrinkError::FailsOnReference(outcome.to_string()));
         }
     }
+    let whole = opts.max_runs.max(1);
+    let passes = (whole - gaps::reserved(whole)).max(1);
     let best = trim(d.log().to_vec());
     let mut s = Shrinker {
         sites: d.sites()[..best.len()].to_vec(),
@@ -562,8 +564,8 @@ fn shrink_inner(
         report,
         runs: 1,
         accepted: 0,
-        // Runs kept back for the gap re-encoding at the end ([`gaps::reserved`]).
-        max_runs: (opts.max_runs - gaps::reserved(opts.max_runs)).max(1),
+        // Runs kept back for a last gap re-encoding at the end ([`gaps::reserved`]).
+        max_runs: passes,
         control,
     };
     s.report_progress();
@@ -574,14 +576,12 @@ fn shrink_inner(
     s.narrow_scenario();
     // Half the budget on the list as drawn, then the rest on it re-encoded with fault gaps
     // (see [`gaps`]: each encoding lets the passes reach runs the other does not).
-    let whole = s.max_runs;
-    s.max_runs = (whole / 2).max(s.runs + 1);
+    s.max_runs = passes / 2;
     s.first_passes();
     s.rounds();
-    s.as_gaps(opts.max_runs);
-    s.max_runs = whole.max(s.runs);
+    s.as_gaps(passes);
     let complete = s.rounds();
-    s.as_gaps(opts.max_runs);
+    s.as_gaps(whole);
     s.report_progress();
     Ok(Shrunk {
         scenario: s.narrow.apply(scenario),

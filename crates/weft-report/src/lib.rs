@@ -1,7 +1,7 @@
 //! weft-report owns what weft hands back to people and tools: the versioned repro file
 //! ([`Repro`]), the fixed-column text timeline ([`timeline`]), the self-contained HTML
-//! space-time diagram ([`html`]), which decision decides what ([`decisions`]) and a ShiViz log with computed vector clocks ([`shiviz`]). It
-//! formats; it decides nothing about runs.
+//! space-time diagram ([`html`]), which decision decides what ([`decisions`]) and a ShiViz
+//! log with computed vector clocks ([`shiviz`]). It formats; it decides nothing about runs.
 
 pub mod decisions;
 pub mod html;

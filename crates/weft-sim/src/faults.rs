@@ -26,8 +26,8 @@ pub struct FaultCounts {
     /// With `Scenario::fault_gaps`: opportunities left before the next fault (None: the gap
     /// is drawn at the next opportunity).
     pub gap_left: Option<u64>,
-    /// The same for each link's message faults (absent: drawn at the link's next message).
-    pub link_gaps: std::collections::BTreeMap<(u32, u32), u64>,
+    /// The same for each link's message faults, counted in its messages.
+    pub link_gaps: std::collections::BTreeMap<(u32, u32), Option<u64>>,
 }
 
 impl FaultCounts {
@@ -118,7 +118,13 @@ pub fn opportunity_among(
     let weights = [none, w_crash, w_pause, w_part];
     let kind = if !scenario.fault_gaps {
         decisions.at(Site::fault_kind()).weighted(&weights)
-    } else if gap_ends_now(counts, decisions, faults, none as u64 + faults) {
+    } else if count_down(
+        &mut counts.gap_left,
+        Site::fault_gap(),
+        decisions,
+        faults,
+        none as u64 + faults,
+    ) {
         decisions.at(Site::fault_kind()).weighted_or_none(&weights)
     } else {
         return None;
@@ -136,25 +142,11 @@ pub fn opportunity_among(
     fault
 }
 
-/// `Scenario::fault_gaps`: is this the opportunity the current gap names? The gap is drawn at
-/// the first opportunity after a fault opportunity that drew a kind (or the run's first), with
-/// the rate of a fault then (`hits / total`, as a draw per opportunity would have it), and
-/// counted down at each one after.
-fn gap_ends_now(
-    counts: &mut FaultCounts,
-    decisions: &mut Decisions,
-    hits: u64,
-    total: u64,
-) -> bool {
-    let mut left = counts.gap_left;
-    let now = count_down(&mut left, Site::fault_gap(), decisions, hits, total);
-    counts.gap_left = left;
-    now
-}
-
-/// Counts a gap down by one opportunity, drawing it at `site` first if `left` is None (a
-/// drawn gap of 0, "never", counts down forever); true at the opportunity it names, which
-/// leaves `left` None so the next gap is drawn at the next one.
+/// `Scenario::fault_gaps`: is this the opportunity the current gap names? A gap is drawn at
+/// `site` when `left` is None — at the first opportunity after one that drew a kind, or the
+/// run's first — with the rate of a fault then (`hits / total`, as a draw per opportunity
+/// would have it), and counted down at each opportunity after (a gap of 0, "never", counts
+/// down forever). At the opportunity it names, `left` becomes None again.
 pub fn count_down(
     left: &mut Option<u64>,
     site: Site,

@@ -5,7 +5,7 @@
 //! see the same network. Every fault is a decision (0 = no fault) and never exceeds the
 //! scenario's budget.
 
-use crate::faults::FaultCounts;
+use crate::faults::{count_down, FaultCounts};
 use weft_core::{Decisions, Ratio, Scenario, SimDuration, SimTime, Site};
 
 /// What the network does with one datagram.
@@ -129,7 +129,13 @@ impl Network {
                 let total = none as u64 + faults;
                 if !scenario.fault_gaps {
                     kind = decisions.at(site).weighted(&weights);
-                } else if link_gap_ends_now(counts, (from, to), decisions, faults, total) {
+                } else if count_down(
+                    counts.link_gaps.entry((from, to)).or_default(),
+                    Site::message_gap(from, to),
+                    decisions,
+                    faults,
+                    total,
+                ) {
                     kind = decisions.at(site).weighted_or_none(&weights);
                 }
             }
@@ -160,24 +166,6 @@ impl Network {
             _ => Fate::Deliver(now + latency(decisions)),
         }
     }
-}
-
-/// `Scenario::fault_gaps`: is this message the one its link's current gap names?
-fn link_gap_ends_now(
-    counts: &mut FaultCounts,
-    link: (u32, u32),
-    decisions: &mut Decisions,
-    hits: u64,
-    total: u64,
-) -> bool {
-    let mut left = counts.link_gaps.get(&link).copied();
-    let site = Site::message_gap(link.0, link.1);
-    let now = crate::faults::count_down(&mut left, site, decisions, hits, total);
-    match left {
-        Some(n) => counts.link_gaps.insert(link, n),
-        None => counts.link_gaps.remove(&link),
-    };
-    now
 }
 
 #[cfg(test)]

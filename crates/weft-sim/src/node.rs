@@ -55,11 +55,12 @@ pub trait Node: Sized + 'static {
     fn world_feature(_view: &View<'_, Self>) -> u64 {
         0
     }
-    /// Is the world *settled*: in the heal phase, with nothing queued but timers and
-    /// messages, can no event left change what any property reads, ever? When a target says
-    /// so (and every counted `eventually` property is already met, every `sometimes` one
-    /// reached), the run ends there, judged as if it had run to the heal phase's end: a
-    /// passing run stops paying for a heal phase in which nothing can happen. The claim is
+    /// Is the world *settled*: in the heal phase (the only time it is asked), can no event
+    /// left change what any property reads, ever, assuming nothing but timers and messages is
+    /// queued? When a target says so (and that holds, every counted `eventually` property is
+    /// already met, every `sometimes` one reached), the run ends there, judged as if it had
+    /// run to the heal phase's end: a passing run stops paying for a heal phase in which
+    /// nothing can happen. The claim is
     /// the target's, and it must be sound: a settled run that would have failed later is a
     /// missed bug (Chord's test compares every outcome with and without it). Default: never.
     fn settled(_view: &View<'_, Self>) -> bool {

@@ -338,15 +338,16 @@ impl<'s, N: Node> World<'s, N> {
     /// The target says nothing left can change a property ([`Node::settled`]), and the world
     /// agrees: every counted `eventually` property met, every `sometimes` one reached, and
     /// nothing queued that is not a node's own timer or a message (no restart, resume,
-    /// reconnect or request to come).
+    /// reconnect or request to come). The queue is scanned last: a target that never settles
+    /// (the default) costs nothing per event beyond the properties' flags.
     fn settled(&self) -> bool {
         let met = self.spec.properties.iter().enumerate().all(|(i, p)| match p.modality {
             Modality::Always => true,
             Modality::Sometimes => self.sometimes[i],
             Modality::Eventually => self.eventually_met[i] || !self.counts(p.name),
         });
-        met && self.queue.iter().all(|q| matches!(q.ev, Ev::Timer { .. } | Ev::Deliver { .. }))
-            && N::settled(&self.view())
+        met && N::settled(&self.view())
+            && self.queue.iter().all(|q| matches!(q.ev, Ev::Timer { .. } | Ev::Deliver { .. }))
     }
 
     fn counts(&self, name: &str) -> bool {

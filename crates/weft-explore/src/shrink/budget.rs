@@ -6,7 +6,7 @@
 //! every later event draws again, and the longer list is refused. (Measured on raft-rs: a
 //! shrunk run kept twenty 1 ms partitions of one node at t = 0 for that reason.)
 //!
-//! The scenario's budget is therefore part of what is shrunk ([`super::Cand::budget`]):
+//! The scenario's budget is therefore part of what is shrunk ([`Narrow`], `Cand::narrow`):
 //! deleting a fault also takes one off its kind's budget (the budget never falls below what
 //! the remaining faults use, so no other fault is lost), and once a round each budget is
 //! lowered to the smallest value that still fails. The shrunk repro records the lowered
@@ -43,7 +43,7 @@ impl Narrow {
     pub(super) fn apply(&self, scenario: &Scenario) -> Scenario {
         let mut s = Scenario { budget: self.budget.clone(), ..scenario.clone() };
         s.rates.delay = self.delay;
-        s.latency_max = self.latency_max.max(s.latency_min);
+        s.latency_max = self.latency_max;
         s.fault_gaps = self.fault_gaps;
         s
     }
@@ -77,22 +77,32 @@ impl Shrinker<'_> {
     /// so it runs after every pass. (Message-fault budgets are left to [`Self::lower_budgets`]:
     /// a message's fate is drawn whatever they are, since delays have no budget.)
     pub(super) fn tighten_budget(&mut self) -> bool {
-        let mut used =
-            FaultBudget { crashes: 0, pauses: 0, partitions: 0, drops: 0, duplicates: 0 };
-        for (&v, &site) in self.best.iter().zip(&self.sites) {
-            if site.kind() == Some(SiteKind::FaultKind) {
-                if let Some(n) = of_kind(&mut used, v) {
-                    *n += 1;
-                }
-            }
-        }
-        let mut c = self.with_each([], 0);
-        for kind in 1..=3 {
-            let n = *of_kind(&mut used, kind).expect("a node-fault kind");
-            let b = of_kind(&mut c.narrow.budget, kind).expect("a node-fault kind");
+        let used = self.drawn(SiteKind::FaultKind);
+        let mut narrow = self.narrow.clone();
+        for (kind, &n) in used.iter().enumerate().skip(1) {
+            let b = of_kind(&mut narrow.budget, kind as u64).expect("a node-fault kind");
             *b = (*b).min(n);
         }
-        c.narrow.budget != self.narrow.budget && !self.out_of_budget() && self.try_candidate(c)
+        self.try_narrowed(narrow)
+    }
+
+    /// How many decisions at sites of `kind` drew each of the values 0–3 in the best run (a
+    /// fault opportunity's none/crash/pause/partition, a message's none/drop/duplicate/delay).
+    fn drawn(&self, kind: SiteKind) -> [u32; 4] {
+        let mut used = [0; 4];
+        for (&v, &site) in self.best.iter().zip(&self.sites) {
+            if site.kind() == Some(kind) && v < 4 {
+                used[v as usize] += 1;
+            }
+        }
+        used
+    }
+
+    /// The best run's values under a narrower scenario; true if accepted. (A `narrow` that is
+    /// the best's own is refused unrun by [`Self::try_candidate`].)
+    fn try_narrowed(&mut self, narrow: Narrow) -> bool {
+        let c = super::Cand { narrow, ..self.with_each([], 0) };
+        self.try_candidate(c)
     }
 
     /// One candidate: no message faults at all — no drop or duplicate left in the budget and
@@ -100,40 +110,32 @@ impl Shrinker<'_> {
     /// latency): on a long run that is one decision fewer per message of the fault phase.
     /// Skipped when the scenario has none already; true if accepted.
     pub(super) fn calm_links(&mut self) -> bool {
-        let mut c = self.with_each([], 0);
-        c.narrow.budget.drops = 0;
-        c.narrow.budget.duplicates = 0;
-        c.narrow.delay = Ratio::new(0, 1);
-        c.narrow != self.narrow && !self.out_of_budget() && self.try_candidate(c)
+        let mut narrow = self.narrow.clone();
+        narrow.budget.drops = 0;
+        narrow.budget.duplicates = 0;
+        narrow.delay = Ratio::new(0, 1);
+        self.try_narrowed(narrow)
     }
 
     /// One candidate: the message-fault budgets lowered to the drops and duplicates the best
     /// run drew, and the delay rate to 0 if it drew no delay, so no message's fate is drawn
     /// after its last message fault. Skipped when already that tight; true if accepted.
     pub(super) fn tighten_links(&mut self) -> bool {
-        let mut used = [0u32; 4];
-        for (&v, &site) in self.best.iter().zip(&self.sites) {
-            if site.kind() == Some(SiteKind::MessageFault) && v < 4 {
-                used[v as usize] += 1;
-            }
-        }
-        let mut c = self.with_each([], 0);
-        c.narrow.budget.drops = c.narrow.budget.drops.min(used[1]);
-        c.narrow.budget.duplicates = c.narrow.budget.duplicates.min(used[2]);
+        let used = self.drawn(SiteKind::MessageFault);
+        let mut narrow = self.narrow.clone();
+        narrow.budget.drops = narrow.budget.drops.min(used[1]);
+        narrow.budget.duplicates = narrow.budget.duplicates.min(used[2]);
         if used[3] == 0 {
-            c.narrow.delay = Ratio::new(0, 1);
+            narrow.delay = Ratio::new(0, 1);
         }
-        c.narrow != self.narrow && !self.out_of_budget() && self.try_candidate(c)
+        self.try_narrowed(narrow)
     }
 
     /// One candidate: every latency the shortest (the range narrowed to its minimum), under
     /// which no latency is drawn: one decision fewer per message. True if accepted.
     pub(super) fn fixed_latency(&mut self) -> bool {
-        let mut c = self.with_each([], 0);
-        c.narrow.latency_max = SimDuration(0);
-        let fixed = Narrow::apply(&c.narrow, &self.scenario).latency_max;
-        c.narrow.latency_max = fixed;
-        c.narrow != self.narrow && !self.out_of_budget() && self.try_candidate(c)
+        let narrow = Narrow { latency_max: self.scenario.latency_min, ..self.narrow.clone() };
+        self.try_narrowed(narrow)
     }
 
     /// The scenario narrowings, one candidate each; true if any was accepted.

@@ -13,6 +13,7 @@
 
 use super::{Cand, Shrinker};
 use std::collections::BTreeMap;
+use weft_core::{Site, SiteKind};
 
 /// Runs of a shrink budget of `max_runs` kept back for the re-encoding: its candidate and,
 /// when shrinking differentially, its run on the reference — none out of a budget too small
@@ -20,15 +21,13 @@ use std::collections::BTreeMap;
 pub(super) fn reserved(max_runs: u64) -> u64 {
     (max_runs / 10).min(2)
 }
-use weft_core::{Site, SiteKind};
 
 impl Shrinker<'_> {
-    /// One candidate: the best run with its fault opportunities as gaps; true if accepted.
-    /// It comes after the passes, on the [`reserved`] runs the passes leave it out of the
-    /// whole budget `max_runs`; a stop request still stops it.
-    pub(super) fn as_gaps(&mut self, max_runs: u64) -> bool {
-        self.max_runs = max_runs.max(self.max_runs);
-        if self.narrow.fault_gaps || self.out_of_budget() {
+    /// One candidate, within a run budget of `limit` (which stays the budget after it): the
+    /// best run with its fault opportunities as gaps; true if accepted.
+    pub(super) fn as_gaps(&mut self, limit: u64) -> bool {
+        self.max_runs = limit;
+        if self.narrow.fault_gaps {
             return false;
         }
         let Some(mut c) = gaps_of(&self.with_each([], 0)) else { return false };
@@ -76,10 +75,10 @@ fn plan(c: &Cand) -> Vec<(Option<u64>, bool)> {
 
 /// `c` with every opportunity draw replaced by the gap encoding (None: it draws none).
 fn gaps_of(c: &Cand) -> Option<Cand> {
-    let plan = plan(c);
     if !c.sites.iter().any(|&s| gap_site(s).is_some()) {
         return None;
     }
+    let plan = plan(c);
     // Node-fault details are addressed by the kind draw's ordinal, which gaps renumber.
     let kind = Site::fault_kind();
     let ordinal: Vec<Option<u32>> = (0..c.sites.len())

@@ -5,8 +5,8 @@
 //!
 //! The argument. Ground truth is Ideal, and in Zave's atomic model no maintenance step is
 //! effective on it (without joins and failures an ideal network stays ideal). Every live node
-//! is a member, so nobody joins, and weft-sim asks only in the heal phase with nothing queued
-//! but timers and messages, so nobody fails or comes back. What could still act on a replica
+//! is a member, so nobody joins, and weft-sim asks only in the heal phase and ends a run only
+//! with nothing queued but timers and messages, so nobody fails or comes back. What could still act on a replica
 //! is then: a timer (it starts an operation on the ideal state: a no-op), a query in flight
 //! (answered from an ideal state), a reply in flight, an operation outstanding, and a notify
 //! in flight or (corrected) waiting to be rectified. Each of those is checked to be a no-op
@@ -26,8 +26,8 @@ use crate::model::{
 use crate::props;
 use weft_sim::{NodeId, View};
 
-/// Is the run settled? (weft-sim asks only in the heal phase with nothing queued but timers
-/// and messages.)
+/// Is the run settled? (weft-sim asks only in the heal phase, and ends the run only if
+/// nothing but timers and messages is queued.)
 pub(super) fn settled(view: &View<'_, ChordNode>) -> bool {
     let Some(cfg) = config_of(view) else { return false };
     if !cfg.settle {
