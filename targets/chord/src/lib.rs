@@ -22,7 +22,7 @@
 //! principal rule for corrected; or `successor`, `principal`, `unguarded`), `swarm` (atomic:
 //! per-segment step-kind weights, true), `ring-feature` (messages: report the ring's shape as a
 //! coverage feature after every event, false; benched and not the default), `settle` (messages:
-//! end a run in the heal phase once it is settled — ideal, quiet, nothing in flight, so no event
+//! end a run in the heal phase once it is settled — ideal, quiet, every message in flight inert, so no event
 //! left can change a property — instead of running the heal phase out, true). The first node bootstraps alone for literal/original;
 //! corrected starts from an ideal ring whose member set (containing node 0) is drawn by a
 //! decision. In atomic mode the [`weft_core::Scenario`] is not read (`steps` and `failures`
@@ -88,8 +88,8 @@ pub struct Config {
     /// Message mode: report the ring's shape as a coverage feature after every event
     /// ([`message::ChordNode`]'s `world_feature`), not only each replica's own state.
     pub ring_feature: bool,
-    /// Message mode: end a run once it is settled (ideal, quiet, nothing in flight: see
-    /// `message::truth::settled`) instead of running out the heal phase.
+    /// Message mode: end a run once it is settled (ideal, quiet, in-flight messages inert: see
+    /// `message::settle`) instead of running out the heal phase.
     pub settle: bool,
 }
 
