@@ -165,6 +165,49 @@ fn a_missing_program_is_an_input_error() {
     }
 }
 
+/// `weft run -- redis-server` works as a shell would: a bare name is looked up in `PATH`, and
+/// the run records the absolute path it found.
+#[test]
+fn a_bare_program_name_is_found_in_path() {
+    let bin = Path::new(env!("CARGO_TARGET_TMPDIR")).join("path-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let prog = bin.join("weft-test-pingpong");
+    let _ = std::fs::remove_file(&prog);
+    std::fs::copy(compile("pingpong", &[]), &prog).unwrap();
+    let path = format!("/nonexistent-dir:{}:/usr/bin:/bin", bin.display());
+    let record = bin.join("bare.json");
+    let _ = std::fs::remove_file(&record);
+    let o = Command::new(env!("CARGO_BIN_EXE_weft"))
+        .env("PATH", &path)
+        .args(["run", "--nodes", "3", "--record", record.to_str().unwrap()])
+        .args(["--", "weft-test-pingpong", "{id}", "{addr}", "{others}", "3"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let repro = std::fs::read_to_string(&record).unwrap();
+    assert!(repro.contains(prog.to_str().unwrap()), "the absolute path is recorded: {repro}");
+    // In a cluster file, a bare name not found beside the file is looked up in PATH too.
+    let cluster = bin.join("bare.toml");
+    let group = "[[group]]\nname = \"p\"\nprogram = \"weft-test-pingpong\"\ncount = 3\n";
+    let args = "args = [\"{id}\", \"{addr}\", \"{others}\", \"3\"]\n";
+    std::fs::write(&cluster, format!("{group}{args}")).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_weft"))
+        .env("PATH", &path)
+        .args(["run", "--cluster", cluster.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = Command::new(env!("CARGO_BIN_EXE_weft"))
+        .env("PATH", &path)
+        .args(["run", "--nodes", "1", "--", "weft-no-such-program"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("weft-no-such-program: not found in PATH"), "{err}");
+}
+
 #[test]
 fn a_recording_never_replaces_a_file() {
     let prog = compile("pingpong", &[]);

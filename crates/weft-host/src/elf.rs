@@ -73,12 +73,18 @@ pub(crate) fn unsupported_reason_cached(path: &Path) -> Option<String> {
 
 /// The input checks before a program is accepted for a run (a usage error, exit 2, when they
 /// fail: unlike [`unsupported_reason`], which is about what the shim can see): it exists, is
-/// an executable regular file, and is an ELF file or a `#!` script. Answers its absolute,
-/// symlink-free path.
+/// an executable regular file, and is an ELF file or a `#!` script. A bare name (no `/`) is
+/// looked up in `PATH` as a shell would (then, if not found there, in the current folder, as
+/// before). Answers its absolute path, with the name as given (symlinks kept).
 pub fn check_program(path: &Path) -> Result<std::path::PathBuf, String> {
     use std::io::Read;
     use std::os::unix::fs::PermissionsExt;
+    let found = in_path(path);
+    let path = found.as_deref().unwrap_or(path);
     let shown = path.display();
+    if found.is_none() && is_bare(path) && !path.exists() {
+        return Err(format!("program {shown}: not found in PATH or the current folder"));
+    }
     let meta = std::fs::metadata(path).map_err(|e| format!("program {shown}: {e}"))?;
     if meta.is_dir() {
         return Err(format!("program {shown} is a directory, not an executable"));
@@ -99,6 +105,27 @@ pub fn check_program(path: &Path) -> Result<std::path::PathBuf, String> {
     // Absolute, but the name as given: programs dispatch on argv[0] (Debian's redis-server and
     // redis-sentinel are symlinks to redis-check-rdb, which behaves by the name it was run as).
     std::path::absolute(path).map_err(|e| format!("program {shown}: {e}"))
+}
+
+/// A name without a `/`, which a shell would look up in `PATH`.
+fn is_bare(path: &Path) -> bool {
+    !path.as_os_str().is_empty() && !path.as_os_str().as_encoded_bytes().contains(&b'/')
+}
+
+/// The first executable regular file named `path` in weft's own `PATH`, for a bare name. The
+/// answer is recorded as an absolute path, so a replay does not depend on `PATH`.
+fn in_path(path: &Path) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    if !is_bare(path) {
+        return None;
+    }
+    // PATH only picks which file a bare name means, as a shell would; the pick is recorded as
+    // an absolute path and a content hash, so no run or replay depends on it.
+    #[allow(clippy::disallowed_methods)]
+    let dirs = std::env::var_os("PATH")?;
+    std::env::split_paths(&dirs).filter(|d| d.is_absolute()).map(|d| d.join(path)).find(|c| {
+        std::fs::metadata(c).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    })
 }
 
 /// A stable 64-bit hash of the program's bytes (weft-core's `StableHasher`), which a repro
