@@ -158,7 +158,9 @@ pub unsafe extern "C" fn fchown(fd: c_int, uid: libc::uid_t, gid: libc::gid_t) -
     if fdtable::kind(fd) == FdKind::Disk && active() {
         return 0;
     }
-    real!(fchown: fn(c_int, libc::uid_t, libc::gid_t) -> c_int)(fd, uid, gid)
+    crate::creds::chown_with(uid, gid, || {
+        real!(fchown: fn(c_int, libc::uid_t, libc::gid_t) -> c_int)(fd, uid, gid)
+    })
 }
 
 #[no_mangle]

@@ -279,10 +279,17 @@ unsafe fn exec_simulated(
         env[n] = dirs.as_ptr().cast();
         n += 1;
     }
+    // The ids the shim keeps (`crate::creds`) go with the image, as the kernel's would.
+    let mut creds = [0u8; crate::creds::ENV_LEN];
+    if crate::creds::env_entry(&mut creds) {
+        env[n] = creds.as_ptr().cast();
+        n += 1;
+    }
     let mut e = if envp.is_null() { environ } else { envp };
     while !e.is_null() && !(*e).is_null() {
         let entry = *e;
         let ours = starts_with(entry, b"WEFT_SHM_FD=")
+            || starts_with(entry, b"WEFT_CREDS=")
             || starts_with(entry, b"WEFT_SLOT=")
             || (!value.is_empty() && starts_with(entry, b"WEFT_DATA_DIRS="))
             || (!preload.is_null() && starts_with(entry, b"LD_PRELOAD="));

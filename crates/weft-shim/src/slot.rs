@@ -229,6 +229,7 @@ extern "C" {
 /// Library constructor (runs before `main`; hooks may already have initialised us).
 extern "C" fn weft_ctor() {
     let _ = active();
+    crate::creds::init();
 }
 
 /// Library destructor: tells the host this process is exiting, then passes through.
