@@ -42,6 +42,11 @@ fn udp() {
 }
 
 #[test]
+fn ipv6_beside_ipv4() {
+    parity("ipv6");
+}
+
+#[test]
 fn nonblock() {
     parity("nonblock");
 }

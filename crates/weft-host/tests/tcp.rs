@@ -1,5 +1,5 @@
 //! TCP-like streams between real processes: connect, accept, ordered bytes, EOF, and resets
-//! when a node crashes; deterministic per seed.
+//! when a node crashes; deterministic per seed; IPv6 sockets between nodes.
 
 mod common;
 use weft_core::{
@@ -62,4 +62,25 @@ fn a_crashed_peer_resets_its_streams() {
         }
     }
     assert!(saw_reset, "some seed should crash a node with open streams");
+}
+
+/// An IPv6 client reaches another node's dual-stack listener at its IPv4-mapped address, both
+/// see IPv4-mapped names, and any other IPv6 address is unreachable (one node: `parity.rs`).
+#[test]
+fn ipv6_sockets_reach_other_nodes_at_mapped_addresses() {
+    let cfg = common::config("inet6", &["{id}"], 2);
+    let mut d = Decisions::random(3);
+    let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
+    let text = out.render();
+    assert_eq!(out.report.outcome, Outcome::Pass, "{text}");
+    for line in [
+        "n0 | server: peer [::ffff:127.1.0.2]",
+        "n1 | client: connect 0",
+        "n1 | client: name [::ffff:127.1.0.2]",
+        "n1 | client: echo 2 hi",
+        "n1 | client: connect 2001:db8::1 -1 Network is unreachable",
+        "n1 | client: bind 2001:db8::1 -1 Cannot assign requested address",
+    ] {
+        assert!(text.contains(line), "missing {line:?} in:\n{text}");
+    }
 }

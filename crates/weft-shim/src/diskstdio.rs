@@ -62,10 +62,11 @@ unsafe extern "C" fn cookie_close(cookie: *mut c_void) -> c_int {
 }
 
 /// A `FILE` for disk descriptor `fd` (which it then owns), opened with `mode`; null with
-/// errno on failure (`fd` stays open then, as with `fdopen`).
+/// errno on failure (`fd` stays open then, as with `fdopen`). A random device's file uses it
+/// too ([`crate::random`]): its reads must pass the `read` hook, which never lets it end.
 pub(crate) unsafe fn disk_file(fd: c_int, mode: *const c_char) -> *mut libc::FILE {
     let Some(free) = FILE_PTRS.iter().position(|p| p.load(Ordering::Relaxed).is_null()) else {
-        unsupported(b"more than 64 stdio streams on data-directory files at once", -1, 0);
+        unsupported(b"more than 64 stdio streams the shim serves open at once", -1, 0);
     };
     let io = CookieIo {
         read: Some(cookie_read),

@@ -28,7 +28,10 @@ pub unsafe extern "C" fn read(fd: c_int, buf: *mut c_void, len: size_t) -> ssize
             crate::poll::await_real(fd, libc::POLLIN);
         }
     }
-    let r = real!(read: fn(c_int, *mut c_void, size_t) -> ssize_t)(fd, buf, len);
+    let mut r = real!(read: fn(c_int, *mut c_void, size_t) -> ssize_t)(fd, buf, len);
+    if r == 0 && len > 0 && active() && crate::random::refill_at_end(fd) {
+        r = real!(read: fn(c_int, *mut c_void, size_t) -> ssize_t)(fd, buf, len);
+    }
     record_io(FILE_READ, fd, -1, len, r as i64);
     r
 }

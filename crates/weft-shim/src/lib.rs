@@ -64,6 +64,7 @@ mod epoll;
 mod exec;
 mod fdtable;
 mod files;
+mod inetaddr;
 mod internal_threads;
 mod io;
 mod local;

@@ -171,6 +171,16 @@ pub const REUSE_ADDR: u8 = 1;
 /// `SO_REUSEPORT` is set.
 pub const REUSE_PORT: u8 = 2;
 
+/// The address spaces a socket takes part in (`OP_SOCKET`, `OP_BIND`, `OP_CONNECT` carry
+/// them): an IPv4 socket is in `SPACE_V4`; an IPv6 socket in `SPACE_V6`, and in `SPACE_V4`
+/// too unless `IPV6_V6ONLY` is set (it then also sends and receives IPv4 traffic, with
+/// addresses shown as `::ffff:a.b.c.d`). Ports clash only within a space they share.
+pub const SPACE_V4: u8 = 1;
+pub const SPACE_V6: u8 = 2;
+/// The node's IPv6 loopback `::1` in a slot's `addr_ip` (the only IPv6 address a simulated
+/// node has; traffic to it stays on the node, in `SPACE_V6`).
+pub const LOOPBACK6: u32 = 1;
+
 // Child processes (ops 40+; 31-39 are other families').
 /// The calling thread is about to `fork`. Answer: the child's slot (>= 0) or -errno, and its
 /// virtual pid in `args[1]`. The child, once forked, says `OP_HELLO` on that slot.

@@ -66,13 +66,65 @@ pub(crate) unsafe fn is_random_device(path: *const c_char) -> bool {
 }
 
 /// An in-memory file holding the next `RANDOM_FILE_BYTES` of the process's random stream, so
-/// that every way of reading it (read, stdio, mmap) sees deterministic bytes.
+/// that every way of reading it (read, stdio, mmap) sees deterministic bytes. A `read` that
+/// reaches its end refills it ([`refill_at_end`]): a random device never ends.
 pub(crate) unsafe fn random_memfd() -> c_int {
     let fd = libc::memfd_create(c"weft-random".as_ptr(), libc::MFD_CLOEXEC);
     if fd < 0 {
         return fd;
     }
     fdtable::forget(fd);
+    fill_memfd(fd);
+    fd
+}
+
+/// Whether real descriptor `fd` is one of [`random_memfd`]'s files (also one inherited
+/// across `exec` or `dup`ed): an unlinked regular file whose link names it.
+unsafe fn is_random_memfd(fd: c_int) -> bool {
+    let mut st: libc::stat = core::mem::zeroed();
+    if libc::fstat(fd, &mut st) != 0
+        || st.st_mode & libc::S_IFMT != libc::S_IFREG
+        || st.st_nlink != 0
+    {
+        return false;
+    }
+    let mut path = *b"/proc/self/fd/\0\0\0\0\0\0\0\0\0\0\0";
+    let mut at = 14;
+    let mut digits = [0u8; 10];
+    let (mut v, mut n) = (fd as u32, 0);
+    loop {
+        digits[n] = b'0' + (v % 10) as u8;
+        n += 1;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    while n > 0 {
+        n -= 1;
+        path[at] = digits[n];
+        at += 1;
+    }
+    let mut link = [0u8; 32];
+    let got = libc::readlink(path.as_ptr().cast(), link.as_mut_ptr().cast(), link.len());
+    got >= 18 && link.starts_with(b"/memfd:weft-random")
+}
+
+/// After a `read` of `fd` answered end of file: when `fd` is a random device's file, refills
+/// it with the next bytes of the stream and answers `true` (read again).
+pub(crate) unsafe fn refill_at_end(fd: c_int) -> bool {
+    // The calls below are the shim's own: no hook may record or schedule them.
+    let _g = Guard::enter();
+    if !is_random_memfd(fd) {
+        return false;
+    }
+    libc::ftruncate(fd, 0);
+    libc::lseek(fd, 0, libc::SEEK_SET);
+    fill_memfd(fd);
+    true
+}
+
+unsafe fn fill_memfd(fd: c_int) {
     let mut chunk = [0u8; 4096];
     let mut written = 0;
     while written < RANDOM_FILE_BYTES {
@@ -84,15 +136,20 @@ pub(crate) unsafe fn random_memfd() -> c_int {
         written += n as usize;
     }
     libc::lseek(fd, 0, libc::SEEK_SET);
-    fd
 }
 
+/// `fopen` of a random device: a `FILE` whose reads pass the `read` hook (glibc's own reads
+/// would reach the end of the memfd).
 pub(crate) unsafe fn fopen_random(mode: *const c_char) -> *mut libc::FILE {
     let fd = random_memfd();
     if fd < 0 {
         return ptr::null_mut();
     }
-    libc::fdopen(fd, mode)
+    let f = crate::diskstdio::disk_file(fd, mode);
+    if f.is_null() {
+        libc::close(fd);
+    }
+    f
 }
 
 /// Random bytes for the SIGSYS handler's emulation of libc-internal `getrandom`.

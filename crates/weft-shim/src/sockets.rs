@@ -1,7 +1,9 @@
-//! Sockets (IPv4 UDP and TCP-like streams): creation, addresses, connect/listen/accept, the
-//! send and receive families, and the socket options the shim answers. A real (never used)
+//! Sockets (IPv4 and IPv6 UDP and TCP-like streams): creation, connect/listen/accept, the
+//! send and receive families, and the socket options the shim answers (addresses are
+//! [`crate::inetaddr`]'s). A real (never used)
 //! socket holds each simulated fd number.
 
+use crate::inetaddr::{self, Use};
 use crate::prelude::*;
 use crate::time::now_ns;
 
@@ -20,47 +22,14 @@ unsafe fn reuse_options(fd: c_int) -> i64 {
     (addr | port) as i64
 }
 
-/// Reads an IPv4 socket address into the slot. Answers `-errno` on a bad address.
-unsafe fn put_addr(addr: *const sockaddr, len: socklen_t) -> i64 {
-    if addr.is_null() || (len as usize) < core::mem::size_of::<libc::sockaddr_in>() {
-        return -(libc::EINVAL as i64);
-    }
-    let a = &*(addr as *const libc::sockaddr_in);
-    if a.sin_family as c_int != libc::AF_INET {
-        return -(libc::EAFNOSUPPORT as i64);
-    }
-    let s = slot();
-    s.addr_ip = u32::from_be(a.sin_addr.s_addr);
-    s.addr_port = u16::from_be(a.sin_port);
-    0
-}
-
-/// Writes the slot's address to a caller's `sockaddr` (truncating like the kernel does).
-unsafe fn get_addr(addr: *mut sockaddr, len: *mut socklen_t) {
-    if addr.is_null() || len.is_null() {
-        return;
-    }
-    let s = slot();
-    let mut a: libc::sockaddr_in = core::mem::zeroed();
-    a.sin_family = libc::AF_INET as libc::sa_family_t;
-    a.sin_port = s.addr_port.to_be();
-    a.sin_addr.s_addr = s.addr_ip.to_be();
-    let n = (*len as usize).min(core::mem::size_of::<libc::sockaddr_in>());
-    ptr::copy_nonoverlapping(&a as *const _ as *const u8, addr as *mut u8, n);
-    *len = core::mem::size_of::<libc::sockaddr_in>() as socklen_t;
-}
-
 #[no_mangle]
 pub unsafe extern "C" fn socket(domain: c_int, ty: c_int, proto: c_int) -> c_int {
     if let Some(_g) = Guard::enter() {
         if active() && (domain == libc::AF_INET || domain == libc::AF_INET6) {
             let base = ty & !(libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC);
-            if domain == libc::AF_INET6 {
-                unsupported(b"socket(AF_INET6): IPv6 is not simulated yet", libc::SYS_socket, 0);
-            }
             if base != libc::SOCK_DGRAM && base != libc::SOCK_STREAM {
                 unsupported(
-                    b"socket(AF_INET): only SOCK_DGRAM and SOCK_STREAM are simulated",
+                    b"socket(AF_INET/AF_INET6): only SOCK_DGRAM and SOCK_STREAM are simulated",
                     libc::SYS_socket,
                     0,
                 );
@@ -79,6 +48,7 @@ pub unsafe extern "C" fn socket(domain: c_int, ty: c_int, proto: c_int) -> c_int
             fdtable::open_socket(fd, stream, ty & libc::SOCK_NONBLOCK != 0);
             slot().args[0] = fd as i64;
             slot().args[1] = stream as i64;
+            slot().args[2] = inetaddr::spaces(fd);
             handoff(OP_SOCKET);
             return fd;
         }
@@ -90,12 +60,13 @@ pub unsafe extern "C" fn socket(domain: c_int, ty: c_int, proto: c_int) -> c_int
 pub unsafe extern "C" fn bind(fd: c_int, addr: *const sockaddr, len: socklen_t) -> c_int {
     if let Some(_g) = Guard::enter() {
         if active() && fdtable::is_inet(fd) {
-            let e = put_addr(addr, len);
+            let e = inetaddr::put(fd, addr, len, Use::Bind);
             if e < 0 {
                 return ret_errno(e) as c_int;
             }
             slot().args[0] = fd as i64;
             slot().args[1] = reuse_options(fd);
+            slot().args[2] = inetaddr::spaces(fd);
             return ret_errno(handoff(OP_BIND)) as c_int;
         }
     }
@@ -106,12 +77,13 @@ pub unsafe extern "C" fn bind(fd: c_int, addr: *const sockaddr, len: socklen_t) 
 pub unsafe extern "C" fn connect(fd: c_int, addr: *const sockaddr, len: socklen_t) -> c_int {
     if let Some(_g) = Guard::enter() {
         if active() && fdtable::is_inet(fd) {
-            let e = put_addr(addr, len);
+            let e = inetaddr::put(fd, addr, len, Use::Reach);
             if e < 0 {
                 return ret_errno(e) as c_int;
             }
             slot().args[0] = fd as i64;
             slot().args[1] = fdtable::nonblocking(fd) as i64;
+            slot().args[2] = inetaddr::spaces(fd);
             crate::epoll::rearm(fd, crate::epoll::WRITE_SIDE);
             return ret_errno(handoff(OP_CONNECT)) as c_int;
         }
@@ -149,7 +121,8 @@ unsafe fn accept_common(
     flags: c_int,
 ) -> c_int {
     crate::epoll::rearm(fd, crate::epoll::READ_SIDE);
-    let args = [libc::AF_INET as i64, (libc::SOCK_STREAM | libc::SOCK_CLOEXEC) as i64, 0, 0, 0, 0];
+    let domain = if inetaddr::is_v6(fd) { libc::AF_INET6 } else { libc::AF_INET };
+    let args = [domain as i64, (libc::SOCK_STREAM | libc::SOCK_CLOEXEC) as i64, 0, 0, 0, 0];
     let newfd = sys::raw(libc::SYS_socket, args);
     if newfd < 0 {
         return -1;
@@ -171,7 +144,7 @@ unsafe fn accept_common(
         real!(fcntl: fn(c_int, c_int, c_ulong) -> c_int)(newfd, libc::F_SETFD, 0);
     }
     fdtable::open_socket(newfd, true, flags & libc::SOCK_NONBLOCK != 0);
-    get_addr(addr, len);
+    inetaddr::get(newfd, addr, len);
     newfd
 }
 
@@ -221,7 +194,7 @@ pub unsafe extern "C" fn getpeername(fd: c_int, addr: *mut sockaddr, len: *mut s
             if r < 0 {
                 return ret_errno(r) as c_int;
             }
-            get_addr(addr, len);
+            inetaddr::get(fd, addr, len);
             return 0;
         }
     }
@@ -263,7 +236,7 @@ pub unsafe extern "C" fn getsockname(fd: c_int, addr: *mut sockaddr, len: *mut s
             if r < 0 {
                 return ret_errno(r) as c_int;
             }
-            get_addr(addr, len);
+            inetaddr::get(fd, addr, len);
             return 0;
         }
     }
@@ -299,7 +272,7 @@ pub(crate) unsafe fn send_common(
         s.addr_ip = 0;
         s.addr_port = 0;
     } else {
-        let e = put_addr(addr, alen);
+        let e = inetaddr::put(fd, addr, alen, Use::Reach);
         if e < 0 {
             return ret_errno(e) as ssize_t;
         }
@@ -391,7 +364,7 @@ pub(crate) unsafe fn recv_common(
             *alen = 0;
         }
     } else {
-        get_addr(addr, alen);
+        inetaddr::get(fd, addr, alen);
     }
     if flags & libc::MSG_TRUNC != 0 {
         len as ssize_t

@@ -356,14 +356,41 @@ fn is_process_call(nr: i64) -> bool {
     matches!(nr, libc::SYS_clone | libc::SYS_clone3 | libc::SYS_fork | libc::SYS_vfork)
 }
 
+/// A socket option of a real descriptor (-1 when it is not a socket).
+fn real_sockopt(fd: c_int, name: c_int) -> c_int {
+    let mut v: c_int = -1;
+    let mut len = core::mem::size_of::<c_int>() as libc::socklen_t;
+    let q = [
+        fd as i64,
+        libc::SOL_SOCKET as i64,
+        name as i64,
+        &mut v as *mut c_int as i64,
+        &mut len as *mut libc::socklen_t as i64,
+        0,
+    ];
+    // SAFETY: getsockopt into a local int; not a trapped call.
+    if unsafe { raw_ret(libc::SYS_getsockopt, q) } != 0 {
+        return -1;
+    }
+    v
+}
+
 /// Whether a trapped socket call made inside libc touches neither a simulated socket nor the
-/// real IPv4/IPv6 network (so it may run as is).
+/// real IPv4/IPv6 network (so it may run as is). An IP datagram socket may be made and
+/// connected (glibc's `getaddrinfo` does so to sort its answers by source address: a UDP
+/// connect sends nothing); sending on one is not harmless.
 fn harmless_socket_call(nr: i64, args: &[i64; 6]) -> bool {
     let inet = |domain: i64| domain == libc::AF_INET as i64 || domain == libc::AF_INET6 as i64;
+    let dgram = |ty: i64| ty & 0xf == libc::SOCK_DGRAM as i64;
     match nr {
-        libc::SYS_socket => !inet(args[0]),
-        libc::SYS_connect
-        | libc::SYS_bind
+        libc::SYS_socket => !inet(args[0]) || dgram(args[1]),
+        libc::SYS_connect => {
+            let fd = args[0] as c_int;
+            let real_dgram = dgram(real_sockopt(fd, libc::SO_TYPE) as i64);
+            !crate::fdtable::is_sim(fd)
+                && (!inet(real_sockopt(fd, libc::SO_DOMAIN) as i64) || real_dgram)
+        }
+        libc::SYS_bind
         | libc::SYS_sendto
         | libc::SYS_recvfrom
         | libc::SYS_sendmsg
@@ -374,19 +401,8 @@ fn harmless_socket_call(nr: i64, args: &[i64; 6]) -> bool {
             if crate::fdtable::is_sim(fd) {
                 return false;
             }
-            let mut domain: c_int = -1;
-            let mut len = core::mem::size_of::<c_int>() as libc::socklen_t;
-            let q = [
-                fd as i64,
-                libc::SOL_SOCKET as i64,
-                libc::SO_DOMAIN as i64,
-                &mut domain as *mut c_int as i64,
-                &mut len as *mut libc::socklen_t as i64,
-                0,
-            ];
-            // SAFETY: getsockopt into a local int; not a trapped call.
-            let r = unsafe { raw_ret(libc::SYS_getsockopt, q) };
-            r == 0 && !inet(domain as i64)
+            let domain = real_sockopt(fd, libc::SO_DOMAIN);
+            domain >= 0 && !inet(domain as i64)
         }
         _ => false,
     }

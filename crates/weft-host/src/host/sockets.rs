@@ -13,6 +13,7 @@ pub(super) const QUEUE_MAX: usize = 1024;
 
 /// A UDP datagram as its receiver sees it.
 pub(super) struct Datagram {
+    /// The sender's address; [`LOOPBACK6`] for IPv6 traffic on the node.
     pub(super) src_ip: u32,
     pub(super) src_port: u16,
     pub(super) data: Vec<u8>,
@@ -30,6 +31,11 @@ pub(super) struct Sock {
     pub(super) err: i32,
     /// `SO_REUSEADDR` / `SO_REUSEPORT` as of its bind (or listen): `REUSE_*` bits.
     pub(super) reuse: u8,
+    /// The address spaces it takes part in (`SPACE_*` bits; an IPv6 socket's follow
+    /// `IPV6_V6ONLY` as of its bind or connect).
+    pub(super) spaces: u8,
+    /// The address it was bound to (0: any), which an IPv6 socket's name reports.
+    pub(super) bound: u32,
 }
 
 impl Sock {
@@ -58,11 +64,22 @@ pub(super) fn pick_receiver(users: &[(ObjId, u8)], from: (u32, u16)) -> ObjId {
     users.last().expect("a receiver").0
 }
 
-/// A datagram in flight from node `from` to port `port` of node `to`.
+/// The address space traffic to `ip` travels in: the IPv6 loopback's, or IPv4.
+pub(super) fn space_of(ip: u32) -> u8 {
+    if ip == LOOPBACK6 {
+        SPACE_V6
+    } else {
+        SPACE_V4
+    }
+}
+
+/// A datagram in flight from node `from` to port `port` of node `to`, in address space
+/// `space`.
 pub(super) struct Flight {
     pub(super) from: u32,
     pub(super) to: u32,
     pub(super) port: u16,
+    pub(super) space: u8,
     pub(super) msg: u64,
     pub(super) dgram: Datagram,
 }
@@ -70,7 +87,12 @@ pub(super) struct Flight {
 impl World<'_> {
     pub(super) fn op_socket(&mut self, c: Caller, slot: &mut Slot) -> Reply {
         let stream = (slot.args[1] != 0).then_some(stream::Stream::Fresh);
-        self.fds.open_socket(c.node, slot.args[0] as i32, Sock { stream, ..Sock::default() });
+        let spaces = slot.args[2] as u8;
+        self.fds.open_socket(
+            c.node,
+            slot.args[0] as i32,
+            Sock { stream, spaces, ..Sock::default() },
+        );
         Reply::Ret(0)
     }
 
@@ -112,7 +134,8 @@ impl World<'_> {
         let clash = |(other, s): (ObjId, &Sock)| {
             other != id && s.listening() && reuse & s.reuse & REUSE_PORT == 0
         };
-        if fresh && port != 0 && self.port_users(node, true, port).any(clash) {
+        let spaces = sock.spaces;
+        if fresh && port != 0 && self.port_users(node, true, port, spaces).any(clash) {
             return Reply::Ret(-(libc::EADDRINUSE as i64));
         }
         Reply::Ret(self.stream_listen(node, fd))
@@ -162,13 +185,19 @@ impl World<'_> {
     }
 
     pub(super) fn op_bind(&mut self, c: Caller, slot: &mut Slot) -> Reply {
-        let reuse = slot.args[1] as u8;
-        Reply::Ret(self.bind(c.node, slot.args[0] as i32, slot.addr_ip, slot.addr_port, reuse))
+        let (fd, reuse) = (slot.args[0] as i32, slot.args[1] as u8);
+        if let Some(s) = self.fds.sock_mut(c.node, fd).filter(|s| s.port == 0) {
+            s.spaces = slot.args[2] as u8;
+        }
+        Reply::Ret(self.bind(c.node, fd, slot.addr_ip, slot.addr_port, reuse))
     }
 
     pub(super) fn op_connect(&mut self, c: Caller, slot: &mut Slot) -> Reply {
         let (node, fd) = (c.node, slot.args[0] as i32);
         let ip = if slot.addr_ip == LOCALHOST { node_ip(node) } else { slot.addr_ip };
+        if let Some(s) = self.fds.sock_mut(node, fd).filter(|s| s.port == 0) {
+            s.spaces = slot.args[2] as u8;
+        }
         if self.fds.is_stream(node, fd) {
             let nonblock = slot.args[1] != 0;
             return match self.stream_connect(node, fd, ip, slot.addr_port, nonblock) {
@@ -190,7 +219,7 @@ impl World<'_> {
         let r = match self.fds.sock(c.node, slot.args[0] as i32) {
             None => -(libc::EBADF as i64),
             Some(sock) => {
-                slot.addr_ip = if sock.port == 0 { 0 } else { node_ip(c.node) };
+                slot.addr_ip = self.local_ip(c.node, slot.args[0] as i32, sock);
                 slot.addr_port = sock.port;
                 0
             }
@@ -231,35 +260,61 @@ impl World<'_> {
     /// `SO_REUSEPORT` as `REUSE_*` bits.
     pub(super) fn bind(&mut self, node: u32, fd: i32, ip: u32, port: u16, reuse: u8) -> i64 {
         let Some(id) = self.fds.id(node, fd) else { return -(libc::EBADF as i64) };
-        if ip != 0 && ip != node_ip(node) && ip != LOCALHOST {
+        let sock = self.fds.open_sock(node, fd);
+        let v6 = sock.spaces & SPACE_V6 != 0 && ip == LOOPBACK6;
+        if ip != 0 && ip != node_ip(node) && ip != LOCALHOST && !v6 {
             return -(libc::EADDRNOTAVAIL as i64);
         }
-        let sock = self.fds.open_sock(node, fd);
         if sock.port != 0 {
             return -(libc::EINVAL as i64);
         }
-        let stream = sock.stream.is_some();
+        let (stream, spaces) = (sock.stream.is_some(), sock.spaces);
         let port = if port == 0 { self.ephemeral(node, stream) } else { port };
-        if self.port_users(node, stream, port).any(|(other, s)| other != id && !shareable(reuse, s))
-        {
+        let clash = |(other, s): (ObjId, &Sock)| other != id && !shareable(reuse, s);
+        if self.port_users(node, stream, port, spaces).any(clash) {
             return -(libc::EADDRINUSE as i64);
         }
         if let Some(s) = self.fds.sock_mut(node, fd) {
             s.port = port;
             s.reuse = reuse;
+            s.bound = ip;
         }
         0
     }
 
     /// The sockets of `node` bound to `port`, in the stream or the datagram port space (Linux
-    /// keeps the two apart: a TCP and a UDP socket may both have port 7000).
+    /// keeps the two apart: a TCP and a UDP socket may both have port 7000), that take part
+    /// in one of the address spaces `spaces` (an IPv4 socket and an `IPV6_V6ONLY` one may
+    /// both have port 7000 too).
     pub(super) fn port_users(
         &self,
         node: u32,
         stream: bool,
         port: u16,
+        spaces: u8,
     ) -> impl Iterator<Item = (ObjId, &Sock)> + '_ {
-        self.fds.socks_of(node).filter(move |(_, s)| s.port == port && s.stream.is_some() == stream)
+        self.fds.socks_of(node).filter(move |(_, s)| {
+            s.port == port && s.stream.is_some() == stream && s.spaces & spaces != 0
+        })
+    }
+
+    /// The local address `fd`'s name reports: the node's for an IPv4 socket once bound (as
+    /// before IPv6 was simulated), and for an IPv6 one what it was bound to (`::`, `::1`) or
+    /// the end of the connection it carries.
+    fn local_ip(&self, node: u32, fd: i32, sock: &Sock) -> u32 {
+        if sock.port == 0 {
+            return 0;
+        }
+        if sock.spaces & SPACE_V6 == 0 {
+            return node_ip(node);
+        }
+        let peer = self.stream_peer(node, fd).or(sock.peer).map(|p| p.0);
+        match peer {
+            Some(LOOPBACK6) => LOOPBACK6,
+            Some(_) => node_ip(node),
+            None if sock.bound == 0 || sock.bound == LOOPBACK6 => sock.bound,
+            None => node_ip(node),
+        }
     }
 
     pub(super) fn ephemeral(&mut self, node: u32, stream: bool) -> u16 {
@@ -267,7 +322,7 @@ impl World<'_> {
             let port = self.next_port[node as usize];
             self.next_port[node as usize] =
                 if port == u16::MAX { EPHEMERAL_PORT_FIRST } else { port + 1 };
-            if self.port_users(node, stream, port).next().is_none() {
+            if self.port_users(node, stream, port, SPACE_V4 | SPACE_V6).next().is_none() {
                 return port;
             }
         }
@@ -286,7 +341,7 @@ impl World<'_> {
 
     /// The node an address belongs to (localhost and the node's own address are itself).
     pub(super) fn node_of(&self, from: u32, ip: u32) -> Option<u32> {
-        if ip == LOCALHOST {
+        if ip == LOCALHOST || ip == LOOPBACK6 {
             return Some(from);
         }
         let n = ip.wrapping_sub(NODE_IP_BASE);
@@ -355,8 +410,11 @@ impl World<'_> {
         };
         for at in arrivals {
             self.seq += 1;
-            let dgram = Datagram { src_ip: node_ip(node), src_port, data: data.clone() };
-            self.flights.insert((at, self.seq), Flight { from: node, to, port, msg, dgram });
+            let space = space_of(ip);
+            let src_ip = if space == SPACE_V6 { LOOPBACK6 } else { node_ip(node) };
+            let dgram = Datagram { src_ip, src_port, data: data.clone() };
+            let flight = Flight { from: node, to, port, space, msg, dgram };
+            self.flights.insert((at, self.seq), flight);
         }
         len as i64
     }
@@ -399,7 +457,8 @@ impl World<'_> {
             };
             let alive = self.procs.iter().any(|p| p.node == f.to && p.alive);
             let users: Vec<(ObjId, u8)> = if alive {
-                self.port_users(f.to, false, f.port).map(|(id, s)| (id, s.reuse)).collect()
+                let users = self.port_users(f.to, false, f.port, f.space);
+                users.map(|(id, s)| (id, s.reuse)).collect()
             } else {
                 Vec::new()
             };

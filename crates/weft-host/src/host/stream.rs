@@ -10,7 +10,7 @@
 
 use super::fds::ObjId;
 use super::{format_ip, node_ip, Wait, World};
-use crate::proto::Slot;
+use crate::proto::{Slot, LOOPBACK6, SPACE_V4, SPACE_V6};
 use std::collections::VecDeque;
 use std::hash::Hasher;
 use weft_core::{EventKind, SimTime, StableHasher};
@@ -32,8 +32,10 @@ pub(super) enum Stream {
 pub(super) struct Conn {
     /// The socket of each end while it has one.
     ends: [Option<ObjId>; 2],
-    /// `(ip, port)` of each end.
+    /// `(ip, port)` of each end: the node's IPv4 address.
     addrs: [(u32, u16); 2],
+    /// Made to `::1`: each end sees the other as `::1` (IPv6 traffic on the node).
+    v6: bool,
     /// Bytes each end can read.
     inbox: [VecDeque<u8>; 2],
     /// Each end has received its peer's FIN.
@@ -167,6 +169,7 @@ impl World<'_> {
             Conn {
                 ends: [self.fds.id(node, fd), None],
                 addrs: [(node_ip(node), port_here), (node_ip(to), port)],
+                v6: ip == LOOPBACK6,
                 inbox: [VecDeque::new(), VecDeque::new()],
                 eof: [false; 2],
                 shut: [false; 2],
@@ -178,7 +181,8 @@ impl World<'_> {
             s.stream = Some(Stream::Connecting(conn));
         }
         self.event(node, EventKind::Send, Some(to), Some(conn), 0, || {
-            format!("stream {conn} connect :{port_here} -> {}:{port}", format_ip(node_ip(to)))
+            let shown = if ip == LOOPBACK6 { "[::1]".to_string() } else { format_ip(node_ip(to)) };
+            format!("stream {conn} connect :{port_here} -> {shown}:{port}")
         });
         self.send_seg(conn, 1, Seg::Syn);
         if nonblock {
@@ -230,8 +234,8 @@ impl World<'_> {
             Some(_) => return Some(-(libc::EINVAL as i64)),
             None => return Some(-(libc::EBADF as i64)),
         };
-        let port = self.fds.open_sock(node, fd).port;
-        let reuse = self.fds.open_sock(node, fd).reuse;
+        let listener = self.fds.open_sock(node, fd);
+        let (port, reuse, spaces) = (listener.port, listener.reuse, listener.spaces);
         let id = self.fds.open_socket(
             node,
             newfd,
@@ -239,13 +243,14 @@ impl World<'_> {
                 port,
                 stream: Some(Stream::Connected(conn)),
                 reuse,
+                spaces,
                 ..Default::default()
             },
         );
         let c = self.conns.get_mut(&conn).expect("pending connection");
         c.ends[1] = Some(id);
         let peer = c.addrs[0];
-        slot.addr_ip = peer.0;
+        slot.addr_ip = if c.v6 { LOOPBACK6 } else { peer.0 };
         slot.addr_port = peer.1;
         let from = peer.0.wrapping_sub(crate::host::NODE_IP_BASE);
         self.event(node, EventKind::Note, Some(from), Some(conn), 1, || {
@@ -365,7 +370,9 @@ impl World<'_> {
 
     pub(super) fn stream_peer(&self, node: u32, fd: i32) -> Option<(u32, u16)> {
         let (conn, end) = self.my_conn(node, fd)?;
-        Some(self.conns[&conn].addrs[1 - end])
+        let c = &self.conns[&conn];
+        let (ip, port) = c.addrs[1 - end];
+        Some((if c.v6 { LOOPBACK6 } else { ip }, port))
     }
 
     /// poll() readiness of a stream socket.
@@ -415,7 +422,8 @@ impl World<'_> {
                     let port = c.addrs[1].1;
                     let alive = self.procs.iter().any(|p| p.node == to_node && p.alive);
                     let listeners: Vec<(ObjId, u8)> = if alive {
-                        let users = self.port_users(to_node, true, port);
+                        let space = if c.v6 { SPACE_V6 } else { SPACE_V4 };
+                        let users = self.port_users(to_node, true, port, space);
                         users.filter(|(_, s)| s.listening()).map(|(id, s)| (id, s.reuse)).collect()
                     } else {
                         Vec::new()

@@ -3,6 +3,8 @@
  * usage: parity SCENARIO */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -66,6 +68,116 @@ static int udp_bound(struct sockaddr_in *a) {
     return fd;
 }
 
+/* IPv6 on one host: a v6-only listener beside an IPv4 one on the same port, a dual-stack
+ * socket that clashes with both, ::1 connections, IPv4 peers of a dual-stack socket shown
+ * as ::ffff:a.b.c.d, UDP both ways, and getaddrinfo's passive answers. */
+static int v6sock(int type, int only) {
+    int s = socket(AF_INET6, type, 0);
+    setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &only, sizeof only);
+    return s;
+}
+
+static struct sockaddr_in6 v6addr(const struct in6_addr *ip, unsigned short port) {
+    struct sockaddr_in6 a;
+    memset(&a, 0, sizeof a);
+    a.sin6_family = AF_INET6;
+    a.sin6_addr = *ip;
+    a.sin6_port = port;
+    return a;
+}
+
+static unsigned short port_of(int s) {
+    struct sockaddr_storage a;
+    socklen_t l = sizeof a;
+    getsockname(s, (struct sockaddr *)&a, &l);
+    return a.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&a)->sin6_port
+                                   : ((struct sockaddr_in *)&a)->sin_port;
+}
+
+static void ipv6_tcp(void) {
+    int l6 = v6sock(SOCK_STREAM, 1);
+    struct sockaddr_in6 any = v6addr(&in6addr_any, 0);
+    printf("bind v6only %d\n", bind(l6, (struct sockaddr *)&any, sizeof any));
+    printf("listen v6only %d\n", listen(l6, 8));
+    unsigned short port = port_of(l6);
+    int l4 = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a4 = {.sin_family = AF_INET, .sin_port = port};
+    printf("v4 on the same port %d\n", bind(l4, (struct sockaddr *)&a4, sizeof a4));
+    listen(l4, 8);
+    int d = v6sock(SOCK_STREAM, 0);
+    any.sin6_port = port;
+    int r = bind(d, (struct sockaddr *)&any, sizeof any);
+    printf("dual-stack on it %d %s\n", r, r ? strerror(errno) : "");
+    close(d);
+    int c = socket(AF_INET6, SOCK_STREAM, 0);
+    struct sockaddr_in6 lo = v6addr(&in6addr_loopback, port);
+    printf("connect ::1 %d\n", connect(c, (struct sockaddr *)&lo, sizeof lo));
+    struct sockaddr_in6 from;
+    socklen_t fl = sizeof from;
+    int s = accept(l6, (struct sockaddr *)&from, &fl);
+    printf("accepted on v6only %d from ::1 %d len %d\n", s >= 0,
+           IN6_IS_ADDR_LOOPBACK(&from.sin6_addr), (int)fl);
+    struct sockaddr_in6 me;
+    socklen_t ml = sizeof me;
+    getsockname(c, (struct sockaddr *)&me, &ml);
+    printf("client name ::1 %d port matches %d\n", IN6_IS_ADDR_LOOPBACK(&me.sin6_addr),
+           me.sin6_port == from.sin6_port);
+    char buf[8] = {0};
+    ssize_t sent = send(c, "ping", 4, 0);
+    printf("send %zd recv %zd\n", sent, recv(s, buf, sizeof buf, 0));
+    int m = v6sock(SOCK_STREAM, 1);
+    struct sockaddr_in6 mapped = v6addr(&in6addr_any, port);
+    inet_pton(AF_INET6, "::ffff:127.0.0.1", &mapped.sin6_addr);
+    r = connect(m, (struct sockaddr *)&mapped, sizeof mapped);
+    printf("v6only to a mapped address %d %s\n", r, r ? strerror(errno) : "");
+    int dl = v6sock(SOCK_STREAM, 0);
+    any.sin6_port = 0;
+    bind(dl, (struct sockaddr *)&any, sizeof any);
+    listen(dl, 8);
+    int c4 = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in to4 = {.sin_family = AF_INET, .sin_port = port_of(dl)};
+    to4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    printf("v4 client to dual-stack %d\n", connect(c4, (struct sockaddr *)&to4, sizeof to4));
+    fl = sizeof from;
+    s = accept(dl, (struct sockaddr *)&from, &fl);
+    printf("its peer is v6 %d mapped %d\n", from.sin6_family == AF_INET6,
+           IN6_IS_ADDR_V4MAPPED(&from.sin6_addr));
+}
+
+static void ipv6_udp(void) {
+    int u6 = v6sock(SOCK_DGRAM, 0);
+    struct sockaddr_in6 any = v6addr(&in6addr_any, 0);
+    bind(u6, (struct sockaddr *)&any, sizeof any);
+    int u4 = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = port_of(u6)};
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    printf("udp v4 to dual %zd\n", sendto(u4, "a", 1, 0, (struct sockaddr *)&to, sizeof to));
+    struct sockaddr_in6 from;
+    socklen_t fl = sizeof from;
+    char b[8];
+    ssize_t n = recvfrom(u6, b, sizeof b, 0, (struct sockaddr *)&from, &fl);
+    printf("udp recv %zd mapped %d\n", n, IN6_IS_ADDR_V4MAPPED(&from.sin6_addr));
+    printf("udp reply %zd\n", sendto(u6, "b", 1, 0, (struct sockaddr *)&from, fl));
+    struct sockaddr_in f4;
+    fl = sizeof f4;
+    n = recvfrom(u4, b, sizeof b, 0, (struct sockaddr *)&f4, &fl);
+    printf("udp v4 recv %zd family v4 %d\n", n, f4.sin_family == AF_INET);
+    struct sockaddr_in6 lo = v6addr(&in6addr_loopback, port_of(u6));
+    printf("udp to ::1 %zd\n", sendto(u6, "c", 1, 0, (struct sockaddr *)&lo, sizeof lo));
+    fl = sizeof from;
+    n = recvfrom(u6, b, sizeof b, 0, (struct sockaddr *)&from, &fl);
+    printf("udp recv %zd from ::1 %d\n", n, IN6_IS_ADDR_LOOPBACK(&from.sin6_addr));
+}
+
+static void ipv6_scenario(void) {
+    ipv6_tcp();
+    ipv6_udp();
+    struct addrinfo hints = {.ai_flags = AI_PASSIVE, .ai_socktype = SOCK_STREAM}, *res;
+    int r = getaddrinfo(NULL, "7000", &hints, &res);
+    printf("getaddrinfo passive %d\n", r);
+    if (r == 0) freeaddrinfo(res);
+}
+
 int main(int argc, char **argv) {
     const char *s = argc > 1 ? argv[1] : "";
     if (!strcmp(s, "time")) {
@@ -102,7 +214,22 @@ int main(int argc, char **argv) {
         close(fd);
         FILE *f = fopen("/dev/urandom", "rb");
         printf("fopen urandom fread %zu\n", fread(b, 1, sizeof b, f));
+        /* A random device never ends: well past any buffer the shim fills at open. */
+        static unsigned char big[300000];
+        printf("urandom fread big %zu\n", fread(big, 1, sizeof big, f));
+        printf("fileno of it %d\n", fileno(f) >= 0);
         fclose(f);
+        fd = open("/dev/urandom", O_RDONLY);
+        size_t total = 0;
+        while (total < sizeof big) {
+            ssize_t n = read(fd, big, sizeof big - total > 70000 ? 70000 : sizeof big - total);
+            if (n <= 0) break;
+            total += (size_t)n;
+        }
+        printf("urandom read big %zu\n", total);
+        close(fd);
+    } else if (!strcmp(s, "ipv6")) {
+        ipv6_scenario();
     } else if (!strcmp(s, "udp")) {
         struct sockaddr_in a, b, from;
         int fa = udp_bound(&a), fb = udp_bound(&b);
