@@ -36,8 +36,6 @@ static NGROUP: AtomicU32 = AtomicU32::new(0);
 
 /// 0: not known yet; 1: kept here; 2: the kernel's.
 static STATE: AtomicU32 = AtomicU32::new(0);
-/// Whether a `set*` call changed anything (only then does `exec` carry the ids).
-static CHANGED: AtomicU32 = AtomicU32::new(0);
 
 /// True when this process's user namespace denies setgroups.
 fn setgroups_denied() -> bool {
@@ -76,18 +74,27 @@ pub(crate) fn init() {
     let _ = kept();
 }
 
-/// The kernel's ids as the process starts, then what an `exec`'d parent image carried.
-fn load() {
+/// The kernel's real, effective and saved user and group ids.
+fn kernel_ids() -> ([u32; 3], [u32; 3]) {
     let (mut u, mut g) = ([0u32; 3], [0u32; 3]);
-    // SAFETY: plain reads into local arrays and the (not yet shared) group table.
+    let p = |a: &mut [u32; 3]| {
+        [a.as_mut_ptr() as i64, a[1..].as_mut_ptr() as i64, a[2..].as_mut_ptr() as i64]
+    };
+    // SAFETY: the calls write three ids each into local arrays.
     unsafe {
-        let p = |a: &mut [u32; 3]| {
-            [a.as_mut_ptr() as i64, a[1..].as_mut_ptr() as i64, a[2..].as_mut_ptr() as i64]
-        };
         let [a, b, c] = p(&mut u);
         sys::raw(libc::SYS_getresuid, [a, b, c, 0, 0, 0]);
         let [a, b, c] = p(&mut g);
         sys::raw(libc::SYS_getresgid, [a, b, c, 0, 0, 0]);
+    }
+    (u, g)
+}
+
+/// The kernel's ids as the process starts, then what an `exec`'d parent image carried.
+fn load() {
+    let (u, g) = kernel_ids();
+    // SAFETY: a read into the group table, not yet shared (first use in this image).
+    unsafe {
         let list = (*GROUPS.0.get()).as_mut_ptr() as i64;
         let n = sys::raw(libc::SYS_getgroups, [NGROUPS as i64, list, 0, 0, 0, 0]);
         NGROUP.store(n.max(0) as u32, Ordering::Relaxed);
@@ -95,6 +102,24 @@ fn load() {
     store(&UIDS, u);
     store(&GIDS, g);
     from_env();
+}
+
+/// Whether the kept ids differ from the kernel's (only then does `exec` carry them: a shell
+/// that calls `setuid(getuid())` at start, as dash does, must leave the next image's
+/// environment as it was).
+fn differs_from_kernel() -> bool {
+    let (u, g) = kernel_ids();
+    if ids(&UIDS) != u || ids(&GIDS) != g {
+        return true;
+    }
+    let mut list = [0u32; ENV_GROUPS];
+    let args = [ENV_GROUPS as i64, list.as_mut_ptr() as i64, 0, 0, 0, 0];
+    // SAFETY: getgroups writes at most ENV_GROUPS ids into the local array.
+    let n = unsafe { sys::raw(libc::SYS_getgroups, args) };
+    let kept = NGROUP.load(Ordering::Relaxed) as usize;
+    // SAFETY: read by the thread holding the baton, which is the only one that changes it.
+    let groups = unsafe { &(&*GROUPS.0.get())[..kept] };
+    n < 0 || n as usize != kept || list[..kept] != *groups
 }
 
 fn store(ids: &[AtomicU32; 3], v: [u32; 3]) {
@@ -134,7 +159,6 @@ fn from_env() {
     // SAFETY: the group table is not shared yet (first use in this image).
     unsafe { (&mut *GROUPS.0.get())[..n - 6].copy_from_slice(&nums[6..n]) };
     NGROUP.store((n - 6) as u32, Ordering::Relaxed);
-    CHANGED.store(1, Ordering::Relaxed);
 }
 
 fn parse(field: &[u8]) -> Option<u32> {
@@ -154,7 +178,7 @@ fn parse(field: &[u8]) -> Option<u32> {
 /// Writes the `WEFT_CREDS=…` entry (NUL-terminated) into `buf` when the ids were changed
 /// here; `false` when there is nothing to carry.
 pub(crate) fn env_entry(buf: &mut [u8; ENV_LEN]) -> bool {
-    if !kept() || CHANGED.load(Ordering::Relaxed) == 0 {
+    if !kept() || !differs_from_kernel() {
         return false;
     }
     let name = b"WEFT_CREDS=";
@@ -210,7 +234,6 @@ fn set_res(of: &[AtomicU32; 3], new: [u32; 3]) -> c_int {
     }
     let next = [0, 1, 2].map(|i| if new[i] == KEEP { old[i] } else { new[i] });
     store(of, next);
-    CHANGED.store(1, Ordering::Relaxed);
     0
 }
 
@@ -248,7 +271,6 @@ fn set_re(of: &[AtomicU32; 3], real: u32, eff: u32) -> c_int {
         if moves_saved { new_eff } else { old[2] },
     ];
     store(of, next);
-    CHANGED.store(1, Ordering::Relaxed);
     0
 }
 
@@ -370,7 +392,6 @@ pub unsafe extern "C" fn setgroups(size: size_t, list: *const libc::gid_t) -> c_
     }
     ptr::copy_nonoverlapping(list, (*GROUPS.0.get()).as_mut_ptr(), size);
     NGROUP.store(size as u32, Ordering::Relaxed);
-    CHANGED.store(1, Ordering::Relaxed);
     0
 }
 
@@ -391,7 +412,6 @@ pub unsafe extern "C" fn initgroups(user: *const c_char, group: libc::gid_t) -> 
         n = NGROUPS as c_int;
     }
     NGROUP.store(n.clamp(0, NGROUPS as c_int) as u32, Ordering::Relaxed);
-    CHANGED.store(1, Ordering::Relaxed);
     0
 }
 
