@@ -62,14 +62,26 @@ unsafe extern "C" fn cookie_close(cookie: *mut c_void) -> c_int {
 }
 
 /// A `FILE` for disk descriptor `fd` (which it then owns), opened with `mode`; null with
-/// errno on failure (`fd` stays open then, as with `fdopen`). A random device's file uses it
-/// too ([`crate::random`]): its reads must pass the `read` hook, which never lets it end.
+/// errno on failure (`fd` stays open then, as with `fdopen`).
 pub(crate) unsafe fn disk_file(fd: c_int, mode: *const c_char) -> *mut libc::FILE {
+    cookie_file(fd, mode, cookie_read)
+}
+
+/// The read function of a `FILE` the shim serves: `(descriptor as pointer, buffer, length)`.
+pub(crate) type CookieRead = unsafe extern "C" fn(*mut c_void, *mut c_char, size_t) -> ssize_t;
+
+/// A `FILE` for `fd` whose reads are `read`'s and whose writes, seeks and close are the shim's
+/// hooks (a random device's file reads with [`crate::random`]'s, which never ends).
+pub(crate) unsafe fn cookie_file(
+    fd: c_int,
+    mode: *const c_char,
+    read: CookieRead,
+) -> *mut libc::FILE {
     let Some(free) = FILE_PTRS.iter().position(|p| p.load(Ordering::Relaxed).is_null()) else {
         unsupported(b"more than 64 stdio streams the shim serves open at once", -1, 0);
     };
     let io = CookieIo {
-        read: Some(cookie_read),
+        read: Some(read),
         write: Some(cookie_write),
         seek: Some(cookie_seek),
         close: Some(cookie_close),

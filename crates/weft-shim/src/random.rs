@@ -138,14 +138,26 @@ unsafe fn fill_memfd(fd: c_int) {
     libc::lseek(fd, 0, libc::SEEK_SET);
 }
 
-/// `fopen` of a random device: a `FILE` whose reads pass the `read` hook (glibc's own reads
+/// A random device `FILE`'s read: the memfd's bytes, refilled at its end. No hand-off, as
+/// glibc's own read of the memfd had none.
+unsafe extern "C" fn cookie_read(cookie: *mut c_void, buf: *mut c_char, len: size_t) -> ssize_t {
+    let fd = cookie as usize as c_int;
+    let read = || sys::raw(libc::SYS_read, [fd as i64, buf as i64, len as i64, 0, 0, 0]);
+    let r = read();
+    if r == 0 && len > 0 && refill_at_end(fd) {
+        return read() as ssize_t;
+    }
+    r as ssize_t
+}
+
+/// `fopen` of a random device: a `FILE` that reads with [`cookie_read`] (glibc's own reads
 /// would reach the end of the memfd).
 pub(crate) unsafe fn fopen_random(mode: *const c_char) -> *mut libc::FILE {
     let fd = random_memfd();
     if fd < 0 {
         return ptr::null_mut();
     }
-    let f = crate::diskstdio::disk_file(fd, mode);
+    let f = crate::diskstdio::cookie_file(fd, mode, cookie_read);
     if f.is_null() {
         libc::close(fd);
     }
