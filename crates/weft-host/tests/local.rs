@@ -36,6 +36,20 @@ fn eventfds_behave_as_on_linux() {
 }
 
 #[test]
+fn owners_thread_ids_and_closed_epoll_members_behave_as_on_linux() {
+    parity("owners");
+}
+
+#[test]
+fn passing_a_descriptor_is_refused_by_name() {
+    let out = run(&["scm_rights"], &Scenario::calm());
+    match &out.report.outcome {
+        Outcome::Unsupported { detail } => assert!(detail.contains("SCM_RIGHTS"), "{detail}"),
+        other => panic!("expected unsupported, got {other:?}: {:?}", out.lines),
+    }
+}
+
+#[test]
 fn socketpairs_behave_as_on_linux() {
     parity("socketpair");
 }

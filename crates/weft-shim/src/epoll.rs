@@ -69,6 +69,19 @@ pub(crate) fn forget_epoll(fd: c_int) {
     }
 }
 
+/// Takes `fd` out of every interest list: its last descriptor is being closed, which on Linux
+/// removes it from every epoll set (a closed descriptor left in one made nginx's workers'
+/// `epoll_wait(-1)` return 0 events, over and over).
+pub(crate) fn forget_member(fd: c_int) {
+    for set in EPOLLS.iter().filter(|e| e.obj.load(Ordering::Relaxed) >= 0) {
+        for f in &set.fds {
+            if f.load(Ordering::Relaxed) == fd as i64 {
+                f.store(-1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
 fn register_epoll(fd: c_int) {
     if !fdtable::fits(fd) {
         return;
@@ -217,10 +230,19 @@ unsafe fn epoll_common(
         return ret_errno(r) as c_int;
     }
     let s = slot();
+    let mut dropped = false;
     for (entry, &i) in s.polls[..n].iter().zip(&idx[..n]) {
         let mut revents = entry.revents as u16 as u32;
+        if revents & libc::POLLNVAL as u32 != 0 {
+            // No longer open (closed behind the shim's back): Linux would have dropped it.
+            set.fds[i].store(-1, Ordering::Relaxed);
+            dropped = true;
+            continue;
+        }
         if set.events[i].load(Ordering::Relaxed) & libc::EPOLLET as u32 != 0 {
-            revents &= set.armed[i].fetch_and(!revents, Ordering::Relaxed);
+            // An error or hang-up is reported whether or not its edge was armed.
+            let always = (libc::EPOLLERR | libc::EPOLLHUP) as u32;
+            revents &= set.armed[i].fetch_and(!revents, Ordering::Relaxed) | always;
         }
         if revents != 0 && k < max as usize {
             let e = &mut *out.add(k);
@@ -231,6 +253,10 @@ unsafe fn epoll_common(
             }
             k += 1;
         }
+    }
+    if k == 0 && dropped && crate::time::now_ns() < deadline {
+        // Woken only by descriptors that are gone: wait on for the others.
+        return epoll_common(epfd, out, max, deadline);
     }
     k as c_int
 }

@@ -32,6 +32,9 @@ const TIMERFD: u8 = 128;
 static FDS: [AtomicU8; FD_MAX] = [const { AtomicU8::new(0) }; FD_MAX];
 /// SO_RCVTIMEO of simulated sockets, ns (0 = none).
 static RCVTIMEO: [AtomicU64; FD_MAX] = [const { AtomicU64::new(0) }; FD_MAX];
+/// The `F_SETOWN` owner of simulated descriptors (0 = none).
+static OWNER: [core::sync::atomic::AtomicI32; FD_MAX] =
+    [const { core::sync::atomic::AtomicI32::new(0) }; FD_MAX];
 /// The object each socket or epoll descriptor refers to (0 = none).
 static OBJ: [AtomicU32; FD_MAX] = [const { AtomicU32::new(0) }; FD_MAX];
 /// The next object number.
@@ -177,6 +180,7 @@ pub(crate) fn open_socket(fd: c_int, stream: bool, nonblock: bool) {
     let nb = if nonblock { NONBLOCK } else { 0 };
     set_flags(fd, SIM | nb | if stream { STREAM } else { 0 });
     RCVTIMEO[fd as usize].store(0, Ordering::Relaxed);
+    OWNER[fd as usize].store(0, Ordering::Relaxed);
     new_obj(fd);
 }
 
@@ -184,6 +188,7 @@ pub(crate) fn open_socket(fd: c_int, stream: bool, nonblock: bool) {
 pub(crate) fn open_local(fd: c_int, nonblock: bool) {
     set_flags(fd, SIM | LOCAL | if nonblock { NONBLOCK } else { 0 });
     RCVTIMEO[fd as usize].store(0, Ordering::Relaxed);
+    OWNER[fd as usize].store(0, Ordering::Relaxed);
     new_obj(fd);
 }
 
@@ -256,4 +261,19 @@ pub(crate) fn rcvtimeo_ns(fd: c_int) -> u64 {
 /// Sets `SO_RCVTIMEO` of `fd`'s socket in ns (0 = none).
 pub(crate) fn set_rcvtimeo_ns(fd: c_int, ns: u64) {
     each_copy(fd, |i| RCVTIMEO[i].store(ns, Ordering::Relaxed));
+}
+
+/// The `F_SETOWN` owner of `fd` (0 = none): kept, never used, since no simulated descriptor
+/// raises `SIGIO`.
+pub(crate) fn owner(fd: c_int) -> i32 {
+    if fits(fd) {
+        OWNER[fd as usize].load(Ordering::Relaxed)
+    } else {
+        0
+    }
+}
+
+/// Sets the `F_SETOWN` owner of `fd` and its copies.
+pub(crate) fn set_owner(fd: c_int, pid: i32) {
+    each_copy(fd, |i| OWNER[i].store(pid, Ordering::Relaxed));
 }

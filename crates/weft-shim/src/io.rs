@@ -121,6 +121,9 @@ pub(crate) unsafe fn forget_fd(fd: c_int) {
     if fdtable::kind(fd) == FdKind::Epoll && last {
         forget_epoll(fd);
     }
+    if last && fdtable::kind(fd) != FdKind::Real {
+        crate::epoll::forget_member(fd);
+    }
     match fdtable::forget(fd) {
         FdKind::SimUdp | FdKind::SimStream | FdKind::SimLocal | FdKind::Disk => {
             slot().args[0] = fd as i64;
@@ -211,6 +214,11 @@ pub unsafe extern "C" fn fcntl(fd: c_int, cmd: c_int, arg: c_ulong) -> c_int {
             }
         }
     }
+    if fdtable::is_sim(fd) && active() {
+        if let Some(r) = owner_fcntl(fd, cmd, arg) {
+            return r;
+        }
+    }
     let r = real!(fcntl: fn(c_int, c_int, c_ulong) -> c_int)(fd, cmd, arg);
     if r >= 0 && (cmd == libc::F_DUPFD || cmd == libc::F_DUPFD_CLOEXEC) {
         if let Some(_g) = Guard::enter() {
@@ -223,6 +231,41 @@ pub unsafe extern "C" fn fcntl(fd: c_int, cmd: c_int, arg: c_ulong) -> c_int {
         fdtable::set_nonblocking(fd, arg as c_int & libc::O_NONBLOCK != 0);
     }
     r
+}
+
+/// `F_SETOWN`/`F_GETOWN` (and their `_EX` forms, `F_SETSIG`) on a simulated descriptor: the
+/// kernel would look up a virtual pid it does not know (`ESRCH`: nginx's master gives each
+/// worker's channel to the worker). The owner is kept and answered; no simulated descriptor
+/// raises `SIGIO` (README).
+unsafe fn owner_fcntl(fd: c_int, cmd: c_int, arg: c_ulong) -> Option<c_int> {
+    /// `<fcntl.h>`'s `F_SETOWN_EX`, `F_GETOWN_EX`, `F_OWNER_PID`, `F_OWNER_PGRP` and
+    /// `struct f_owner_ex`, which the libc crate lacks.
+    const SETOWN_EX: c_int = 15;
+    const GETOWN_EX: c_int = 16;
+    const OWNER_PID: c_int = 1;
+    const OWNER_PGRP: c_int = 2;
+    #[repr(C)]
+    struct OwnerEx {
+        kind: c_int,
+        pid: libc::pid_t,
+    }
+    let ex = arg as *mut OwnerEx;
+    match cmd {
+        libc::F_SETOWN => fdtable::set_owner(fd, arg as c_int),
+        libc::F_GETOWN => return Some(fdtable::owner(fd)),
+        SETOWN_EX if !ex.is_null() => {
+            let pid = (*ex).pid;
+            fdtable::set_owner(fd, if (*ex).kind == OWNER_PGRP { -pid } else { pid });
+        }
+        GETOWN_EX if !ex.is_null() => {
+            let owner = fdtable::owner(fd);
+            (*ex).kind = if owner < 0 { OWNER_PGRP } else { OWNER_PID };
+            (*ex).pid = owner.abs();
+        }
+        10 => {} // F_SETSIG: the signal SIGIO would be
+        _ => return None,
+    }
+    Some(0)
 }
 
 #[no_mangle]

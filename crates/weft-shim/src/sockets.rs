@@ -399,11 +399,34 @@ pub unsafe extern "C" fn send(fd: c_int, buf: *const c_void, len: size_t, flags:
     sendto(fd, buf, len, flags, ptr::null(), 0)
 }
 
+/// Socket-level control messages (`SCM_RIGHTS` descriptors, `SCM_CREDENTIALS`) are not
+/// carried by simulated sockets: dropping them would be a silent divergence (nginx's master
+/// passes workers' channels this way), so the run ends, naming the call. IP-level ones
+/// (`IP_PKTINFO` and the like: a node has one address) are ignored.
+unsafe fn refuse_passed_descriptors(m: &libc::msghdr) {
+    if m.msg_control.is_null() || m.msg_controllen < core::mem::size_of::<libc::cmsghdr>() {
+        return;
+    }
+    let mut c = libc::CMSG_FIRSTHDR(m);
+    while !c.is_null() {
+        if (*c).cmsg_level == libc::SOL_SOCKET {
+            unsupported(
+                b"sendmsg(): passing descriptors or credentials (SCM_RIGHTS, SCM_CREDENTIALS) \
+                  over a simulated socket is not simulated",
+                libc::SYS_sendmsg,
+                0,
+            );
+        }
+        c = libc::CMSG_NXTHDR(m, c);
+    }
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn sendmsg(fd: c_int, msg: *const libc::msghdr, flags: c_int) -> ssize_t {
     if let Some(_g) = Guard::enter() {
         if active() && fdtable::is_sim(fd) {
             let m = &*msg;
+            refuse_passed_descriptors(m);
             let iov = if m.msg_iovlen == 0 {
                 &[][..]
             } else {

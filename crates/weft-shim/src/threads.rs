@@ -264,7 +264,8 @@ pub unsafe extern "C" fn pthread_cond_broadcast(c: *mut libc::pthread_cond_t) ->
 
 /// `syscall(2)` itself: futexes (Rust's std locks, condition variables, channels and parking
 /// call `syscall(SYS_futex, …)`) wait and wake in the host; `SYS_clone`/`SYS_clone3` and
-/// `SYS_exit` go to `clone`; every other number goes to libc, where the seccomp trap reports the ones that
+/// `SYS_exit` go to `clone`; the numbers of other hooked calls (time, identity, randomness,
+/// sleeping) to their hooks; every other number goes to libc, where the seccomp trap reports the ones that
 /// would escape (e.g. `SYS_getrandom`).
 #[no_mangle]
 pub unsafe extern "C" fn syscall(
@@ -287,6 +288,9 @@ pub unsafe extern "C" fn syscall(
             }
         }
     }
+    if let Some(r) = hooked_number(nr, [a1, a2, a3, a4]) {
+        return r;
+    }
     if nr == libc::SYS_futex {
         if let Some(_g) = Guard::enter() {
             if active() {
@@ -302,6 +306,42 @@ pub unsafe extern "C" fn syscall(
     real!(syscall: fn(c_long, c_long, c_long, c_long, c_long, c_long, c_long) -> c_long)(
         nr, a1, a2, a3, a4, a5, a6,
     )
+}
+
+/// `syscall(2)` with the number of a call the shim hooks answers as the hook does (nginx reads
+/// its thread id with `syscall(SYS_gettid)`; the kernel's answer differs from run to run).
+unsafe fn hooked_number(nr: c_long, a: [c_long; 4]) -> Option<c_long> {
+    if !active() {
+        return None;
+    }
+    let p = |i: usize| a[i] as *mut c_void;
+    let r = match nr {
+        libc::SYS_gettid => crate::process::gettid() as c_long,
+        libc::SYS_getpid => crate::process::getpid() as c_long,
+        libc::SYS_getppid => crate::process::getppid() as c_long,
+        libc::SYS_getuid => crate::creds::getuid() as c_long,
+        libc::SYS_geteuid => crate::creds::geteuid() as c_long,
+        libc::SYS_getgid => crate::creds::getgid() as c_long,
+        libc::SYS_getegid => crate::creds::getegid() as c_long,
+        libc::SYS_clock_gettime => crate::time::clock_gettime(a[0] as _, p(1).cast()) as c_long,
+        libc::SYS_gettimeofday => crate::time::gettimeofday(p(0).cast(), p(1)) as c_long,
+        libc::SYS_time => crate::time::time(p(0).cast()) as c_long,
+        libc::SYS_getrandom => crate::random::getrandom(p(0), a[1] as usize, a[2] as _) as c_long,
+        libc::SYS_nanosleep => crate::time::nanosleep(p(0).cast(), p(1).cast()) as c_long,
+        libc::SYS_clock_nanosleep => {
+            // The function answers an error number; the system call, -1 and errno.
+            match crate::time::clock_nanosleep(a[0] as _, a[1] as _, p(2).cast(), p(3).cast()) {
+                0 => 0,
+                e => {
+                    set_errno(e);
+                    -1
+                }
+            }
+        }
+        libc::SYS_sched_yield => sched_yield() as c_long,
+        _ => return None,
+    };
+    Some(r)
 }
 
 unsafe fn futex_simulated(

@@ -15,6 +15,7 @@
 #include <sys/eventfd.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -201,6 +202,58 @@ static void pingpong(long n, long calls) {
     say("rounds echoed", ok);
 }
 
+static long ms_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
+}
+
+/* What nginx's master and workers do with their channels: F_SETOWN to a pid, thread ids read
+ * through syscall(2), and an epoll set whose member is closed (Linux drops it from the set). */
+static void owners(void) {
+    say("syscall gettid matches", syscall(SYS_gettid) == gettid());
+    say("syscall getpid matches", syscall(SYS_getpid) == getpid());
+    int sv[2];
+    socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+    say("setown", fcntl(sv[0], F_SETOWN, getpid()));
+    say("getown is us", fcntl(sv[0], F_GETOWN) == getpid());
+    int ep = epoll_create1(0), p[2];
+    pipe(p);
+    struct epoll_event e = {.events = EPOLLIN | EPOLLET, .data.u64 = 1}, out[4];
+    epoll_ctl(ep, EPOLL_CTL_ADD, sv[0], &e);
+    e.events = EPOLLIN;
+    e.data.u64 = 2;
+    epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &e);
+    close(sv[1]);
+    int n = epoll_wait(ep, out, 4, 1000);
+    say("hang-up seen", n == 1 && out[0].data.u64 == 1 && (out[0].events & EPOLLIN));
+    close(sv[0]);
+    long t = ms_now();
+    n = epoll_wait(ep, out, 4, 100);
+    say("closed member gone", n);
+    say("waited its timeout", ms_now() - t >= 100);
+    write(p[1], "x", 1);
+    n = epoll_wait(ep, out, 4, 1000);
+    say("then the pipe", n == 1 && out[0].data.u64 == 2);
+}
+
+/* Passing a descriptor over a socketpair: under the shim, exit 4 naming the call. */
+static void scm_rights(void) {
+    int sv[2];
+    socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+    char byte = 'x';
+    struct iovec iov = {&byte, 1};
+    union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } u;
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                       .msg_controllen = sizeof u.buf};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &sv[0], sizeof(int));
+    say("sendmsg", sendmsg(sv[1], &m, 0));
+}
+
 int main(int argc, char **argv) {
     const char *s = argc > 1 ? argv[1] : "";
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -208,6 +261,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(s, "eventfd")) eventfds();
     else if (!strcmp(s, "socketpair")) socketpairs();
     else if (!strcmp(s, "blocking")) blocking();
+    else if (!strcmp(s, "owners")) owners();
+    else if (!strcmp(s, "scm_rights")) scm_rights();
     else if (!strcmp(s, "pingpong")) pingpong(argc > 2 ? atol(argv[2]) : 100, argc > 3 ? atol(argv[3]) : 5);
     else {
         fprintf(stderr, "unknown scenario %s\n", s);
