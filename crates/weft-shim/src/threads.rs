@@ -265,8 +265,8 @@ pub unsafe extern "C" fn pthread_cond_broadcast(c: *mut libc::pthread_cond_t) ->
 /// `syscall(2)` itself: futexes (Rust's std locks, condition variables, channels and parking
 /// call `syscall(SYS_futex, …)`) wait and wake in the host; `SYS_clone`/`SYS_clone3` and
 /// `SYS_exit` go to `clone`; the numbers of other hooked calls (time, identity, randomness,
-/// sleeping) to their hooks; every other number goes to libc, where the seccomp trap reports the ones that
-/// would escape (e.g. `SYS_getrandom`).
+/// sleeping) to their hooks; every other number goes to libc, where the seccomp trap reports
+/// the ones that would escape (a socket call on a simulated descriptor, say).
 #[no_mangle]
 pub unsafe extern "C" fn syscall(
     nr: c_long,
