@@ -1,8 +1,9 @@
 //! Real programs nobody here wrote, from Debian's packages, under the shim: memcached with its
 //! default four worker threads, TCP and UDP on one port and a client node that sets and gets
-//! keys; redis-server with its bio and jemalloc background threads. Each run passes and two
-//! runs of one seed are identical. `.ci/run` installs both packages; where a program is not
-//! installed the test says so and checks nothing else.
+//! keys; redis-server with its bio and jemalloc background threads; mosquitto with its
+//! clients, nginx with curl, iperf3 server and client. Each run passes and two runs of one
+//! seed are identical. `.ci/run` installs the packages; where a program is not installed the
+//! test says so and checks nothing else.
 
 mod common;
 use std::path::Path;
@@ -87,4 +88,118 @@ fn redis_starts_its_threads_and_serves_deterministically() {
     for seed in 0..5 {
         assert!(check_seed(&runner, &Scenario::calm(), seed).is_none(), "seed {seed}");
     }
+}
+
+/// A folder under the test temp dir holding `files` (name, content), emptied first.
+fn folder(name: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (file, text) in files {
+        std::fs::write(dir.join(file), text).unwrap();
+    }
+    dir
+}
+
+/// Each of `seeds` passes with every line of `lines` in its output, and runs twice alike.
+fn runs_alike(cfg: HostConfig, seeds: std::ops::Range<u64>, lines: &[&str]) {
+    for seed in seeds.clone() {
+        let mut d = weft_core::Decisions::random(seed);
+        let out =
+            weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut weft_core::NullObserver)
+                .unwrap();
+        let text = out.render();
+        assert_eq!(out.report.outcome, Outcome::Pass, "seed {seed}: {text}");
+        for line in lines {
+            assert!(text.contains(line), "seed {seed}: no {line:?} in {text}");
+        }
+    }
+    let runner = ProcessRunner::new(cfg);
+    for seed in seeds {
+        assert!(check_seed(&runner, &Scenario::calm(), seed).is_none(), "seed {seed}");
+    }
+}
+
+/// mosquitto, started as root, drops its privileges to its own user (kept by the shim), opens
+/// an IPv4 and an IPv6 listener on one port, and relays three messages from a publishing shell
+/// loop to a subscriber on another node.
+#[test]
+fn mosquitto_relays_messages_between_client_nodes() {
+    if !installed("/usr/sbin/mosquitto") || !installed("/usr/bin/mosquitto_sub") {
+        return;
+    }
+    let dir = folder("mosquitto", &[("m.conf", "listener 7000\nallow_anonymous true\n")]);
+    let conf = dir.join("m.conf").display().to_string();
+    let broker = Group::new("broker", "/usr/sbin/mosquitto", vec!["-c".into(), conf], 1);
+    let sub_args = ["-h", "127.1.0.1", "-p", "7000", "-t", "t", "-C", "3", "-v"];
+    let mut sub = Group::new("sub", "/usr/bin/mosquitto_sub", strings(&sub_args), 1);
+    sub.start = SimDuration::from_millis(100);
+    let loop_ = "for i in 1 2 3; do mosquitto_pub -h 127.1.0.1 -p 7000 -t t -m hello$i; done";
+    let mut publ = Group::new("pub", "/bin/sh", strings(&["-c", loop_]), 1);
+    publ.start = SimDuration::from_millis(300);
+    let mut cfg = HostConfig::cluster(vec![broker, sub, publ]);
+    cfg.time_limit = SimDuration::from_secs(2);
+    cfg.on_idle = weft_host::OnIdle::Pass;
+    let lines = ["Opening ipv6 listen socket on port 7000", "n1 | t hello1", "n1 | t hello3"];
+    runs_alike(cfg, 0..3, &lines);
+}
+
+const NGINX_CONF: &str = "daemon off;\nmaster_process on;\nworker_processes WORKERS;\n\
+    error_log stderr info;\npid nginx.pid;\nevents { worker_connections 64; }\n\
+    http { access_log /dev/stdout; client_body_temp_path body; proxy_temp_path proxy;\n\
+    fastcgi_temp_path fcgi; uwsgi_temp_path uwsgi; scgi_temp_path scgi;\n\
+    server { listen 7000; listen [::]:7000;\n\
+    location / { return 200 \"hello from nginx\\n\"; } } }\n";
+
+fn nginx_cluster(workers: u32) -> HostConfig {
+    let conf = NGINX_CONF.replace("WORKERS", &workers.to_string());
+    let dir = folder(&format!("nginx-{workers}"), &[("nginx.conf", &conf)]);
+    let prefix = format!("{}/", dir.display());
+    let conf = dir.join("nginx.conf").display().to_string();
+    let args = vec!["-p".into(), prefix, "-c".into(), conf, "-e".into(), "stderr".into()];
+    let web = Group::new("web", "/usr/sbin/nginx", args, 1);
+    let mut client =
+        Group::new("client", "/usr/bin/curl", strings(&["-sS", "http://127.1.0.1:7000/"]), 1);
+    client.start = SimDuration::from_millis(200);
+    let mut cfg = HostConfig::cluster(vec![web, client]);
+    cfg.time_limit = SimDuration::from_secs(2);
+    cfg.on_idle = weft_host::OnIdle::Pass;
+    cfg
+}
+
+/// nginx's master forks a worker that serves curl on another node; its log lines name
+/// virtual pids and thread ids (read with `syscall(SYS_gettid)`), so two runs are alike. With
+/// two workers the master passes each worker's channel to the other with `SCM_RIGHTS`, which
+/// is refused by name.
+#[test]
+fn nginx_serves_curl_with_one_worker_and_refuses_passing_channels_with_two() {
+    if !installed("/usr/sbin/nginx") || !installed("/usr/bin/curl") {
+        return;
+    }
+    let lines = ["start worker process 20001", "n1 | hello from nginx", "\"GET / HTTP/1.1\" 200"];
+    runs_alike(nginx_cluster(1), 0..3, &lines);
+    let mut d = weft_core::Decisions::random(1);
+    let cfg = nginx_cluster(2);
+    let out =
+        weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut weft_core::NullObserver).unwrap();
+    match &out.report.outcome {
+        Outcome::Unsupported { detail } => assert!(detail.contains("SCM_RIGHTS"), "{detail}"),
+        other => panic!("two workers: {other:?}\n{}", out.render()),
+    }
+}
+
+/// iperf3's client fills its send buffer from `/dev/urandom` (128 KiB reads, past the 64 KiB
+/// the shim's memfd holds) and runs a 1 MB test against the server on another node.
+#[test]
+fn iperf3_runs_a_test_between_nodes() {
+    if !installed("/usr/bin/iperf3") {
+        return;
+    }
+    let server = Group::new("server", "/usr/bin/iperf3", strings(&["-s", "-p", "7000", "-1"]), 1);
+    let args = ["-c", "127.1.0.1", "-p", "7000", "-n", "1M"];
+    let mut client = Group::new("client", "/usr/bin/iperf3", strings(&args), 1);
+    client.start = SimDuration::from_millis(100);
+    let mut cfg = HostConfig::cluster(vec![server, client]);
+    cfg.time_limit = SimDuration::from_secs(5);
+    runs_alike(cfg, 0..2, &["n1 | iperf Done.", "1.00 MBytes"]);
 }
