@@ -12,6 +12,7 @@
 //! = off`, or no host) every call is the kernel's.
 
 use crate::prelude::*;
+use crate::text::Text;
 use core::cell::UnsafeCell;
 
 /// The most supplementary groups Linux allows (`NGROUPS_MAX`).
@@ -181,39 +182,21 @@ pub(crate) fn env_entry(buf: &mut [u8; ENV_LEN]) -> bool {
     if !kept() || !differs_from_kernel() {
         return false;
     }
-    let name = b"WEFT_CREDS=";
-    buf[..name.len()].copy_from_slice(name);
-    let mut at = name.len();
     let n = (NGROUP.load(Ordering::Relaxed) as usize).min(ENV_GROUPS);
     // SAFETY: read by the thread holding the baton, which is the only one that changes it.
     let groups = unsafe { &(&*GROUPS.0.get())[..n] };
     let all = ids(&UIDS).into_iter().chain(ids(&GIDS)).chain(groups.iter().copied());
+    let mut t = Text::new(&mut buf[..ENV_LEN - 1]);
+    t.put(b"WEFT_CREDS=");
     for (i, v) in all.enumerate() {
         if i > 0 {
-            buf[at] = b',';
-            at += 1;
+            t.put(b",");
         }
-        at += put_number(&mut buf[at..], v);
+        t.num(u64::from(v));
     }
-    buf[at] = 0;
+    let end = t.len();
+    buf[end] = 0;
     true
-}
-
-fn put_number(out: &mut [u8], mut v: u32) -> usize {
-    let mut digits = [0u8; 10];
-    let mut n = 0;
-    loop {
-        digits[n] = b'0' + (v % 10) as u8;
-        n += 1;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    for i in 0..n {
-        out[i] = digits[n - 1 - i];
-    }
-    n
 }
 
 fn fail(errno: c_int) -> c_int {

@@ -88,23 +88,8 @@ unsafe fn is_random_memfd(fd: c_int) -> bool {
     {
         return false;
     }
-    let mut path = *b"/proc/self/fd/\0\0\0\0\0\0\0\0\0\0\0";
-    let mut at = 14;
-    let mut digits = [0u8; 10];
-    let (mut v, mut n) = (fd as u32, 0);
-    loop {
-        digits[n] = b'0' + (v % 10) as u8;
-        n += 1;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    while n > 0 {
-        n -= 1;
-        path[at] = digits[n];
-        at += 1;
-    }
+    let mut path = [0u8; 32];
+    crate::text::Text::new(&mut path[..31]).put(b"/proc/self/fd/").num(fd as u64);
     let mut link = [0u8; 32];
     let got = libc::readlink(path.as_ptr().cast(), link.as_mut_ptr().cast(), link.len());
     got >= 18 && link.starts_with(b"/memfd:weft-random")
