@@ -203,3 +203,29 @@ fn iperf3_runs_a_test_between_nodes() {
     cfg.time_limit = SimDuration::from_secs(5);
     runs_alike(cfg, 0..2, &["n1 | iperf Done.", "1.00 MBytes"]);
 }
+
+/// haproxy with its default two threads (each with a watchdog timer on its own CPU-time clock,
+/// signalled to that thread) proxies curl's request to nginx on a third node.
+#[test]
+fn haproxy_proxies_curl_to_nginx() {
+    for p in ["/usr/sbin/haproxy", "/usr/sbin/nginx", "/usr/bin/curl"] {
+        if !installed(p) {
+            return;
+        }
+    }
+    let cfg_text = "global\n    log stderr format raw local0\ndefaults\n    mode http\n    log global\n\
+        \x20   option httplog\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+        frontend fe\n    bind 127.1.0.1:7000\n    default_backend be\n\
+        backend be\n    server web1 127.1.0.2:7000\n";
+    let dir = folder("haproxy", &[("haproxy.cfg", cfg_text)]);
+    let conf = dir.join("haproxy.cfg").display().to_string();
+    let proxy = Group::new("proxy", "/usr/sbin/haproxy", vec!["-f".into(), conf, "-db".into()], 1);
+    let mut web = nginx_cluster(1);
+    let mut groups = vec![proxy];
+    groups.append(&mut web.groups);
+    let mut cfg = HostConfig::cluster(groups);
+    cfg.groups[2].start = SimDuration::from_millis(1500);
+    cfg.time_limit = SimDuration::from_secs(3);
+    cfg.on_idle = weft_host::OnIdle::Pass;
+    runs_alike(cfg, 0..2, &["fe be/web1", "n2 | hello from nginx"]);
+}

@@ -58,6 +58,21 @@ fn expiries_happen_exactly_when_asked() {
     );
 }
 
+/// Timers on CPU-time clocks (threads' own, from `pthread_getcpuclockid`) run in virtual time,
+/// as the clocks read it, and `SIGEV_THREAD_ID` delivers each to the thread it names: haproxy's
+/// watchdog, which made haproxy exit 4.
+#[test]
+fn cpu_clock_timers_fire_on_the_thread_they_name() {
+    let out = shim("watchdog", 1);
+    assert_eq!(out.report.outcome, Outcome::Pass, "{:?}", out.lines);
+    let t = text(&out);
+    for k in 0..2 {
+        assert!(t.contains(&format!("thread {k} timer_create 0\n")), "{t}");
+        assert!(t.contains(&format!("thread {k} cpu clock reads 0\n")), "{t}");
+        assert!(t.contains(&format!("thread {k}'s timer ran on it 1\n")), "{t}");
+    }
+}
+
 #[test]
 fn same_seed_same_trace() {
     for scenario in ["exact", "timerfd", "posix"] {

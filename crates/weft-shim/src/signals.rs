@@ -554,20 +554,21 @@ pub unsafe extern "C" fn pthread_kill(t: libc::pthread_t, sig: c_int) -> c_int {
     real!(pthread_kill: fn(libc::pthread_t, c_int) -> c_int)(t, sig)
 }
 
+/// The slot of this process's thread whose virtual id (`gettid`) is `tid`.
+pub(crate) fn slot_of_tid(tid: libc::pid_t) -> Option<usize> {
+    if tid == crate::slot::VPID.load(Ordering::Relaxed) as libc::pid_t {
+        return Some(crate::slot::main_slot_index());
+    }
+    (10_000..10_000 + MAX_SLOTS as libc::pid_t).contains(&tid).then_some((tid - 10_000) as usize)
+}
+
 /// `tgkill` on the virtual ids `getpid`/`gettid` answer (only within this process).
 #[no_mangle]
 pub unsafe extern "C" fn tgkill(tgid: libc::pid_t, tid: libc::pid_t, sig: c_int) -> c_int {
     if let Some(_g) = Guard::enter() {
         if active() {
             let me = crate::slot::VPID.load(Ordering::Relaxed) as libc::pid_t;
-            let slot = if tid == me {
-                Some(crate::slot::main_slot_index())
-            } else {
-                (10_000..10_000 + MAX_SLOTS as libc::pid_t)
-                    .contains(&tid)
-                    .then_some((tid - 10_000) as usize)
-            };
-            return match slot {
+            return match slot_of_tid(tid) {
                 Some(k) if tgid == me => send(k as i64, sig, SIGTO_THREAD),
                 _ => ret_errno(-(libc::ESRCH as i64)) as c_int,
             };

@@ -26,7 +26,9 @@ pub(crate) fn clock_value(clock: libc::clockid_t) -> Option<u64> {
         | libc::CLOCK_MONOTONIC_COARSE
         | libc::CLOCK_BOOTTIME => Some(MONOTONIC_BASE_NS + now),
         // CPU time is virtual too: a simulated thread's CPU time is its share of virtual time.
+        // Negative ids are the CPU clocks `pthread_getcpuclockid`/`clock_getcpuclockid` make.
         libc::CLOCK_PROCESS_CPUTIME_ID | libc::CLOCK_THREAD_CPUTIME_ID => Some(now),
+        c if c < 0 => Some(now),
         _ => None,
     }
 }

@@ -3,7 +3,8 @@
 //! `getoverrun`/`delete`) and timerfds (`timerfd_create`/`settime`/`gettime`, `read`, and
 //! readiness in poll/select/epoll). The host keeps every timer and fires it at its virtual
 //! deadline; this module converts the calls' times (relative, or absolute on a clock) into
-//! virtual deadlines and back. CPU-time clocks, `ITIMER_VIRTUAL`/`ITIMER_PROF` and
+//! virtual deadlines and back. Timers on CPU-time clocks run in virtual time, as those clocks
+//! read it; `SIGEV_THREAD_ID` sends to the thread named. `ITIMER_VIRTUAL`/`ITIMER_PROF` and
 //! `SIGEV_THREAD` are reported as unsupported.
 
 use crate::prelude::*;
@@ -27,16 +28,22 @@ fn ns_ts(ns: u64) -> libc::timespec {
     libc::timespec { tv_sec: (ns / NS) as i64, tv_nsec: (ns % NS) as i64 }
 }
 
-/// A clock timers may run on (the simulated wall and monotonic clocks).
+/// A clock timers may run on: the simulated wall and monotonic clocks, and the CPU-time
+/// clocks, which read virtual time (`crate::time::clock_value`), so a timer on one fires at
+/// the virtual time its clock reaches the setting.
 fn timer_clock(clock: libc::clockid_t) -> bool {
-    matches!(
-        clock,
-        libc::CLOCK_REALTIME
-            | libc::CLOCK_MONOTONIC
-            | libc::CLOCK_BOOTTIME
-            | libc::CLOCK_REALTIME_ALARM
-            | libc::CLOCK_BOOTTIME_ALARM
-    )
+    clock < 0
+        || matches!(
+            clock,
+            libc::CLOCK_REALTIME
+                | libc::CLOCK_TAI
+                | libc::CLOCK_MONOTONIC
+                | libc::CLOCK_BOOTTIME
+                | libc::CLOCK_REALTIME_ALARM
+                | libc::CLOCK_BOOTTIME_ALARM
+                | libc::CLOCK_PROCESS_CPUTIME_ID
+                | libc::CLOCK_THREAD_CPUTIME_ID
+        )
 }
 
 /// The virtual deadline of a setting `value` (absolute on `clock` when `abs`); 0 = disarm.
@@ -160,7 +167,7 @@ pub unsafe extern "C" fn timer_create(
         if active() {
             if !timer_clock(clock) {
                 unsupported(
-                    b"timer_create(): timers on CPU-time clocks are not simulated",
+                    b"timer_create(): timers on this clock are not simulated",
                     libc::SYS_timer_create,
                     clock as i64,
                 );
@@ -170,19 +177,28 @@ pub unsafe extern "C" fn timer_create(
             } else {
                 ((*ev).sigev_notify, (*ev).sigev_signo, Some((*ev).sigev_value.sival_ptr as u64))
             };
-            if notify != libc::SIGEV_SIGNAL && notify != libc::SIGEV_NONE {
+            let thread = notify == libc::SIGEV_THREAD_ID;
+            if notify != libc::SIGEV_SIGNAL && notify != libc::SIGEV_NONE && !thread {
                 unsupported(
-                    b"timer_create(): SIGEV_THREAD/SIGEV_THREAD_ID notification is not simulated",
+                    b"timer_create(): SIGEV_THREAD notification is not simulated",
                     libc::SYS_timer_create,
                     notify as i64,
                 );
             }
-            if notify == libc::SIGEV_SIGNAL && !(1..=64).contains(&sig) {
+            // SIGEV_THREAD_ID: the thread (of this process) the signal goes to.
+            let to = if thread {
+                crate::signals::slot_of_tid((*ev).sigev_notify_thread_id)
+            } else {
+                None
+            };
+            if (notify != libc::SIGEV_NONE && !(1..=64).contains(&sig)) || (thread && to.is_none())
+            {
                 return ret_errno(-(libc::EINVAL as i64)) as c_int;
             }
             let s = slot();
             s.args[0] = TIMER_KIND_POSIX;
             s.args[1] = sig as i64;
+            s.args[3] = to.map_or(-1, |k| k as i64);
             s.args[4] = (notify == libc::SIGEV_NONE) as i64;
             // With no sigevent, the value is the timer's id (set once it is known: the host
             // puts `args[2]` = -1 for "its own id").

@@ -13,8 +13,9 @@ const TIMERFD_BASE: i64 = TIMERFD_ID_BASE;
 /// What a timer does when it expires.
 #[derive(Clone, Copy, Debug)]
 enum Notify {
-    /// Sends `sig` (`code` SI_TIMER for POSIX timers, SI_KERNEL for ITIMER_REAL).
-    Signal { sig: i32, code: i32, value: u64 },
+    /// Sends `sig` (`code` SI_TIMER for POSIX timers, SI_KERNEL for ITIMER_REAL), to the
+    /// thread in slot `to` if given (`SIGEV_THREAD_ID`), else to the process.
+    Signal { sig: i32, code: i32, value: u64, to: Option<usize> },
     /// SIGEV_NONE: only `timer_gettime` sees it.
     Nothing,
     /// A timerfd: expirations since the last read.
@@ -42,6 +43,7 @@ impl World<'_> {
                 sig: slot.args[1] as i32,
                 code: SI_TIMER,
                 value: slot.args[2] as u64,
+                to: usize::try_from(slot.args[3]).ok(),
             },
         };
         let id = if slot.args[0] == TIMER_KIND_FD {
@@ -51,8 +53,8 @@ impl World<'_> {
         };
         // No sigevent given: the signal's value is the timer's id, as glibc makes it.
         let notify = match notify {
-            Notify::Signal { sig, code, value } if value == u64::MAX => {
-                Notify::Signal { sig, code, value: id as u64 }
+            Notify::Signal { sig, code, value, to } if value == u64::MAX => {
+                Notify::Signal { sig, code, value: id as u64, to }
             }
             n => n,
         };
@@ -66,7 +68,7 @@ impl World<'_> {
     /// The timer `id` of process `p`; the process's ITIMER_REAL is made on first use.
     fn timer_mut(&mut self, p: usize, id: i64) -> Option<&mut Timer> {
         if id == ITIMER_REAL_ID {
-            let notify = Notify::Signal { sig: libc::SIGALRM, code: SI_KERNEL, value: 0 };
+            let notify = Notify::Signal { sig: libc::SIGALRM, code: SI_KERNEL, value: 0, to: None };
             let fresh = Timer { deadline: None, interval: 0, notify, overrun: 0 };
             return Some(self.timers.entry((p, id)).or_insert(fresh));
         }
@@ -161,14 +163,22 @@ impl World<'_> {
             match &mut t.notify {
                 Notify::Fd { count } => *count += n,
                 Notify::Nothing => {}
-                &mut Notify::Signal { sig, code, value } => {
+                &mut Notify::Signal { sig, code, value, to } => {
                     let timer = if code == SI_TIMER { id as i32 } else { 0 };
                     let info =
                         SigInfo { signo: sig, code, timer, overrun, value, ..SigInfo::default() };
-                    self.send_signal(p, None, info);
+                    // A target thread that is gone: the process takes it.
+                    let thread = to.and_then(|k| self.live_thread_in_slot(p, k));
+                    self.send_signal(p, thread, info);
                 }
             }
         }
+    }
+
+    /// The live thread of process `p` in slot `k`.
+    fn live_thread_in_slot(&self, p: usize, k: usize) -> Option<usize> {
+        let t = &self.threads;
+        (0..t.len()).find(|&j| t[j].proc == p && t[j].slot == k && t[j].wait != Wait::Gone)
     }
 
     /// Reads timerfd `fd` of the caller: its expiration count (then 0), or blocks.

@@ -4,11 +4,13 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -164,6 +166,55 @@ static void exact(void) {
            (unsigned long)n);
 }
 
+/* A watchdog as haproxy's: each thread arms a timer on its own CPU-time clock
+ * (pthread_getcpuclockid) whose signal goes to that thread (SIGEV_THREAD_ID). Under the shim a
+ * CPU-time clock reads virtual time, so the timer fires when the clock reaches its setting;
+ * the handler records which thread it ran on. */
+static volatile pid_t ran_on[2];
+static pid_t tids[2];
+
+static void on_watchdog(int sig, siginfo_t *si, void *uc) {
+    (void)sig;
+    (void)uc;
+    int k = si->si_value.sival_int;
+    if (k >= 0 && k < 2) ran_on[k] = (pid_t)syscall(SYS_gettid);
+}
+
+static void *watched(void *arg) {
+    int k = (int)(long)arg;
+    tids[k] = (pid_t)syscall(SYS_gettid);
+    clockid_t clk;
+    pthread_getcpuclockid(pthread_self(), &clk);
+    struct sigevent ev;
+    memset(&ev, 0, sizeof ev);
+    ev.sigev_notify = SIGEV_THREAD_ID;
+    ev.sigev_signo = SIGRTMIN;
+    ev.sigev_value.sival_int = k;
+    ev._sigev_un._tid = tids[k];
+    timer_t t;
+    printf("thread %d timer_create %d\n", k, timer_create(clk, &ev, &t));
+    struct timespec now;
+    printf("thread %d cpu clock reads %d\n", k, clock_gettime(clk, &now));
+    struct itimerspec its = {.it_value = {.tv_nsec = (k + 1) * 50000000L}};
+    timer_settime(t, 0, &its, NULL);
+    while (!ran_on[k]) usleep(10000);
+    timer_delete(t);
+    return NULL;
+}
+
+static void watchdog(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_watchdog;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGRTMIN, &sa, NULL);
+    pthread_t th[2];
+    for (long k = 0; k < 2; k++) pthread_create(&th[k], NULL, watched, (void *)k);
+    for (int k = 0; k < 2; k++) pthread_join(th[k], NULL);
+    for (int k = 0; k < 2; k++) printf("thread %d's timer ran on it %d\n", k, ran_on[k] == tids[k]);
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char *s = argc > 1 ? argv[1] : "";
@@ -172,6 +223,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(s, "posix")) posix_timer();
     else if (!strcmp(s, "timerfd")) timerfd();
     else if (!strcmp(s, "exact")) exact();
+    else if (!strcmp(s, "watchdog")) watchdog();
     else {
         fprintf(stderr, "unknown scenario %s\n", s);
         return 2;
