@@ -51,6 +51,14 @@ pub struct RunArgs {
     /// CPU-time limit per process (RLIMIT_CPU), e.g. `60s`; `0` = none (default 300s).
     #[arg(long, value_name = "DURATION")]
     cpu_limit: Option<String>,
+    /// How a run ends when every thread waits with nothing to come: `deadlock` (the default)
+    /// or `pass` (a server that only waits for clients); a cluster file's `on_idle` too.
+    #[arg(long, value_name = "pass|deadlock")]
+    on_idle: Option<String>,
+    /// Virtual time at which the run ends as a pass (default 60s); a cluster file's
+    /// `time_limit` too.
+    #[arg(long, value_name = "DURATION")]
+    time_limit: Option<String>,
     /// The program, then its arguments (without --cluster); `{id}`, `{ip}`, `{port}`,
     /// `{addr}`, `{peers}` (every node's address), `{others}` (every other node's) and
     /// `{nodes}` are replaced per node.
@@ -88,6 +96,8 @@ impl RunArgs {
         put("history", &self.history);
         put("memory_limit", &self.memory_limit);
         put("cpu_limit", &self.cpu_limit);
+        put("on_idle", &self.on_idle);
+        put("time_limit", &self.time_limit);
         let work = std::path::absolute(&self.out)?.join("work");
         o.insert("work_dir".into(), work.display().to_string());
         Ok(RunSpec {

@@ -208,6 +208,26 @@ fn a_bare_program_name_is_found_in_path() {
     assert!(err.contains("weft-no-such-program: not found in PATH"), "{err}");
 }
 
+/// `--on-idle pass` ends a run whose every thread waits with nothing to come as a pass (a
+/// server with no client); without it, a deadlock naming where they wait. Bad values: exit 2.
+#[test]
+fn on_idle_pass_makes_an_idle_server_a_pass() {
+    let prog = Path::new(env!("CARGO_MANIFEST_DIR")).join("../weft-host/tests/c/crash.c");
+    let bin = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-crash");
+    let ok = Command::new("cc").args(["-O1", "-o"]).arg(&bin).arg(&prog).status().unwrap();
+    assert!(ok.success());
+    let bin = bin.to_str().unwrap();
+    let idle = weft(&["run", "--nodes", "1", "--", bin, "block"]);
+    assert_eq!(idle.status.code(), Some(1), "{}", text(&idle));
+    assert!(text(&idle).contains("deadlock") && text(&idle).contains("--on-idle pass"));
+    let pass = weft(&["run", "--nodes", "1", "--on-idle", "pass", "--", bin, "block"]);
+    assert_eq!(pass.status.code(), Some(0), "{}", text(&pass));
+    assert!(text(&pass).contains("outcome: pass"), "{}", text(&pass));
+    let bad = weft(&["run", "--nodes", "1", "--on-idle", "maybe", "--", bin, "block"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("on_idle"), "{}", text(&bad));
+}
+
 #[test]
 fn a_recording_never_replaces_a_file() {
     let prog = compile("pingpong", &[]);

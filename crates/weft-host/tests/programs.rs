@@ -147,8 +147,10 @@ fn crashes_bad_exits_hangs_and_deadlocks_are_outcomes() {
     );
     let block = kind("block");
     assert!(
-        matches!(&block, Outcome::Deadlock { detail } if detail.contains("blocked")),
-        "{block:?}"
+        matches!(&block, Outcome::Deadlock { detail }
+            if detail.contains("blocked") && detail.contains("(n0 read/recv)")
+                && detail.contains("--on-idle pass")),
+        "names where it waits and how a server's idle is a pass: {block:?}"
     );
 }
 

@@ -184,6 +184,27 @@ enum Wait {
 }
 
 impl Wait {
+    /// The call a thread waiting so is in, as a person would name it.
+    fn call(self) -> &'static str {
+        match self {
+            Wait::Hello | Wait::Ready | Wait::Unborn(_) | Wait::Gone => "nothing",
+            Wait::Sleep(_) => "sleep",
+            Wait::Recv { .. } => "read/recv",
+            Wait::Accept { .. } => "accept",
+            Wait::Connect { .. } => "connect",
+            Wait::Poll { .. } => "poll/select/epoll_wait",
+            Wait::Join(_) => "pthread_join",
+            Wait::Child { .. } => "wait for a child",
+            Wait::Mutex(_) => "a mutex",
+            Wait::Futex { .. } => "futex",
+            Wait::Cond { .. } => "a condition variable",
+            Wait::Suspend => "sigsuspend/pause",
+            Wait::Sigwait { .. } => "sigwait",
+            Wait::TimerfdRead { .. } => "read of a timerfd",
+            Wait::SignalfdRead { .. } => "read of a signalfd",
+        }
+    }
+
     fn cond_addr(self) -> Option<u64> {
         match self {
             Wait::Cond { addr, .. } => Some(addr),

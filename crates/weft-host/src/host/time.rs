@@ -42,8 +42,11 @@ impl World<'_> {
                 OnIdle::Pass => Some(Outcome::Pass),
                 OnIdle::Deadlock => Some(Outcome::Deadlock {
                     detail: format!(
-                        "at {}: {live} thread(s) blocked with no timer and nothing in flight",
-                        self.now
+                        "at {}: {live} thread(s) blocked with no timer and nothing in flight \
+                         ({}); a server that only waits for clients ends so: `--on-idle pass` (`on_idle = \"pass\"` \
+                         in a cluster file) makes that a pass",
+                        self.now,
+                        self.blocked_calls()
                     ),
                 }),
             },
@@ -65,5 +68,17 @@ impl World<'_> {
         }
         self.now = t;
         self.region.set_now(t.as_nanos());
+    }
+
+    /// Where each live thread waits, by node: `n0 accept, n0 poll/select/epoll_wait` (the
+    /// first eight).
+    fn blocked_calls(&self) -> String {
+        let live = self.threads.iter().filter(|t| t.wait != Wait::Gone);
+        let each = live.map(|t| format!("n{} {}", self.procs[t.proc].node, t.wait.call()));
+        let mut names: Vec<String> = each.take(9).collect();
+        if names.len() == 9 {
+            names[8] = "…".into();
+        }
+        names.join(", ")
     }
 }
