@@ -37,7 +37,7 @@ pub const ENV_SLOT: &[u8] = b"WEFT_SLOT\0";
 /// cleared just for an `exec`), so an exec'd image maps the same region again.
 pub const REGION_FD: i32 = 1021;
 
-pub const MAX_SLOTS: usize = 64;
+pub const MAX_SLOTS: usize = 256;
 pub const DATA_MAX: usize = 65536;
 pub const POLL_MAX: usize = 256;
 
