@@ -195,7 +195,8 @@ impl ProcessTarget {
                 let program = info.option(spec, "program");
                 let nodes: u32 = info.parse_option(spec, "nodes")?;
                 if nodes == 0 || nodes as usize > crate::proto::MAX_SLOTS {
-                    return Err(ConfigError::bad_option("nodes", &nodes.to_string(), "1..=64"));
+                    let range = format!("1..={}", crate::proto::MAX_SLOTS);
+                    return Err(ConfigError::bad_option("nodes", &nodes.to_string(), &range));
                 }
                 let args = split_args(info.option(spec, "args"));
                 let mut group = Group::new("node", program, args, nodes);
@@ -367,10 +368,10 @@ mod tests {
             assert!(o.allowed.accepts(o.default), "{}'s default {:?}", o.name, o.default);
         }
         let nodes = decls.iter().find(|o| o.name == "nodes").unwrap();
-        assert_eq!(nodes.allowed.describe(), "an integer in 1..=64");
+        assert_eq!(nodes.allowed.describe(), "an integer in 1..=256");
         for (name, good, bad) in [
-            ("nodes", "64", "0"),
-            ("nodes", "1", "65"),
+            ("nodes", "256", "0"),
+            ("nodes", "1", "257"),
             ("port", "65535", "70000"),
             ("port", "1", "0"),
             ("hang_events", "1", "0"),
