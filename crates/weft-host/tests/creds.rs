@@ -17,6 +17,7 @@ fn a_privilege_drop_works_as_for_root_and_sticks() {
     let (u, g) = nobody;
     let want = [
         "start: uid 0 0 0 gid 0 0 0".to_string(),
+        "capget of own pid: ok".into(),
         "fchown to nobody as root: ok".into(),
         "initgroups: ok".into(),
         "nobody's group among them 1".into(),

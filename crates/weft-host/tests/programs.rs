@@ -177,3 +177,18 @@ fn process_target_runs_through_the_generic_interface() {
     spec.options.insert("nodes".into(), "zero".into());
     assert!(ProcessTarget.prepare(&spec).is_err());
 }
+
+/// The seccomp filter outlives `exec`, the SIGSYS handler does not: in an exec'd image, a
+/// library initialised before the shim whose constructor allocates (glibc then draws its
+/// malloc tcache key with getrandom) was killed by SIGSYS ("Bad system call"; PostgreSQL's
+/// initdb under runuser). That one call is let through.
+#[test]
+fn a_library_constructor_that_allocates_runs_in_an_exec_d_image() {
+    let lib = common::compile("ctorlib", &["-shared", "-fPIC"]);
+    let main = common::compile("ctormain", &[lib.to_str().unwrap()]);
+    let exec = format!("exec {}", main.display());
+    let cfg = HostConfig::new("/bin/sh", vec!["-c".into(), exec], 1);
+    let out = run(&cfg, &Scenario::calm(), 1);
+    assert_eq!(out.report.outcome, Outcome::Pass, "{}", out.render());
+    assert!(out.render().contains("constructor allocated 1; main ran"), "{}", out.render());
+}

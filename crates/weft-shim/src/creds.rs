@@ -447,3 +447,30 @@ pub unsafe extern "C" fn fchownat(
         real!(fchownat: fn(c_int, *const c_char, u32, u32, c_int) -> c_int)(dir, path, u, g, f)
     })
 }
+
+/// `capget`/`capset` name the process by pid; a program passes the pid `getpid` answered (the
+/// virtual one, which the kernel does not know: `ESRCH`, and setpriv gave up). Its own virtual
+/// pid means itself, as 0 does.
+unsafe fn own_pid_as_zero(hdr: *mut c_void) {
+    #[repr(C)]
+    struct CapHeader {
+        version: u32,
+        pid: c_int,
+    }
+    let h = hdr as *mut CapHeader;
+    if !h.is_null() && active() && (*h).pid == crate::process::getpid() {
+        (*h).pid = 0;
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn capget(hdr: *mut c_void, data: *mut c_void) -> c_int {
+    own_pid_as_zero(hdr);
+    real!(capget: fn(*mut c_void, *mut c_void) -> c_int)(hdr, data)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn capset(hdr: *mut c_void, data: *const c_void) -> c_int {
+    own_pid_as_zero(hdr);
+    real!(capset: fn(*mut c_void, *const c_void) -> c_int)(hdr, data)
+}

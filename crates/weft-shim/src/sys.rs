@@ -273,7 +273,8 @@ pub fn install_escape_trap() {
     let clone3_at = clone_at + 10; // `clone3`: trapped, or ENOSYS for glibc's
     let enosys_at = clone3_at + 4;
     let allow_at = enosys_at + 1; // not trapped
-    let check_at = allow_at + 1; // the IP check
+    let getrandom_at = allow_at + 1; // glibc malloc's tcache key: allowed
+    let check_at = getrandom_at + 5; // the IP check
     let mut prog = [stmt(0, 0); 80];
     let mut i = 0;
     let mut push = |f: libc::sock_filter| {
@@ -290,7 +291,8 @@ pub fn install_escape_trap() {
     push(stmt(LD_W_ABS, 0));
     // [4 .. 4+n) one test per trapped call: jump to the IP check, else fall through.
     for (k, t) in TRAPPED.iter().enumerate() {
-        push(jump(JEQ, t.0 as u32, to(4 + k, check_at), 0));
+        let then = if t.0 == libc::SYS_getrandom { getrandom_at } else { check_at };
+        push(jump(JEQ, t.0 as u32, to(4 + k, then), 0));
     }
     // Both tests are off (a number no call has) unless glibc's code was recognised.
     let (clone_nr, clone3_nr) = match (offsets.clone, offsets.clone3) {
@@ -329,6 +331,16 @@ pub fn install_escape_trap() {
     // [enosys_at]
     push(stmt(RET, libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32));
     // [allow_at] not trapped
+    push(stmt(RET, libc::SECCOMP_RET_ALLOW));
+    // [getrandom_at] 8 bytes with GRND_NONBLOCK is glibc malloc's tcache key, drawn when the
+    // first allocation is made: in an exec'd image that can be in another library's
+    // constructor, before the shim's has installed the SIGSYS handler, and the trap would kill
+    // the process (the filter outlives exec; the handler does not). It only marks freed
+    // chunks, and in a first image it is drawn for real before the filter exists anyway.
+    push(stmt(LD_W_ABS, 24)); // args[1], low word: the length
+    push(jump(JEQ, 8, 0, to(getrandom_at + 1, check_at)));
+    push(stmt(LD_W_ABS, 32)); // args[2], low word: the flags
+    push(jump(JEQ, libc::GRND_NONBLOCK, 0, to(getrandom_at + 3, check_at)));
     push(stmt(RET, libc::SECCOMP_RET_ALLOW));
     // [check_at] IP check: high word, then start <= low < end.
     push(stmt(LD_W_ABS, 12));

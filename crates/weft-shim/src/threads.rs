@@ -339,6 +339,8 @@ unsafe fn hooked_number(nr: c_long, a: [c_long; 4]) -> Option<c_long> {
             }
         }
         libc::SYS_sched_yield => sched_yield() as c_long,
+        libc::SYS_capget => crate::creds::capget(p(0), p(1)) as c_long,
+        libc::SYS_capset => crate::creds::capset(p(0), p(1)) as c_long,
         _ => return None,
     };
     Some(r)
