@@ -69,6 +69,8 @@ mod internal_threads;
 mod io;
 mod local;
 mod machine;
+mod pidcalls;
+
 mod poll;
 mod process;
 mod procfs;

@@ -16,6 +16,8 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sched.h>
 #include <sys/random.h>
 #include <sys/select.h>
 #include <sys/socket.h>
@@ -450,6 +452,18 @@ int main(int argc, char **argv) {
         printf("kill(self, 0) %d\n", kill(me, 0));
         printf("stable %d\n", getpid() == me);
         printf("main thread id is the pid %d\n", gettid() == me);
+        /* Calls that name a process by pid, given its own (the virtual one under the shim). */
+        errno = 0;
+        int prio = getpriority(PRIO_PROCESS, me);
+        printf("getpriority own pid errno %d\n", errno);
+        printf("setpriority own pid %d\n", setpriority(PRIO_PROCESS, me, prio));
+        printf("sched_getscheduler own pid %d\n", sched_getscheduler(me));
+        struct rlimit rl;
+        printf("prlimit own pid %d\n", prlimit(me, RLIMIT_NOFILE, NULL, &rl));
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        sched_getaffinity(me, sizeof set, &set);
+        printf("sched_setaffinity own pid %d\n", sched_setaffinity(me, sizeof set, &set));
     } else {
         printf("unknown scenario %s\n", s);
         return 2;
