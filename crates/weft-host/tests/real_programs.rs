@@ -1,8 +1,8 @@
 //! Real programs nobody here wrote, from Debian's packages, under the shim: memcached with its
 //! default four worker threads, TCP and UDP on one port and a client node that sets and gets
-//! keys; redis-server with its bio and jemalloc background threads; mosquitto with its
-//! clients, nginx with curl, haproxy in front of nginx, iperf3 server and client, a
-//! three-node ZooKeeper ensemble. Each run passes and two runs of one
+//! keys; redis-server with its bio and jemalloc background threads; nginx with curl, haproxy
+//! in front of nginx, iperf3 server and client (mosquitto and ZooKeeper run from their cluster
+//! files in weft-cli's `tests/clusters.rs`). Each run passes and two runs of one
 //! seed are identical. `.ci/run` installs the packages; where a program is not installed the
 //! test says so and checks nothing else.
 
@@ -121,30 +121,6 @@ fn runs_alike(cfg: HostConfig, seeds: std::ops::Range<u64>, lines: &[&str]) {
     }
 }
 
-/// mosquitto, started as root, drops its privileges to its own user (kept by the shim), opens
-/// an IPv4 and an IPv6 listener on one port, and relays three messages from a publishing shell
-/// loop to a subscriber on another node.
-#[test]
-fn mosquitto_relays_messages_between_client_nodes() {
-    if !installed("/usr/sbin/mosquitto") || !installed("/usr/bin/mosquitto_sub") {
-        return;
-    }
-    let dir = folder("mosquitto", &[("m.conf", "listener 7000\nallow_anonymous true\n")]);
-    let conf = dir.join("m.conf").display().to_string();
-    let broker = Group::new("broker", "/usr/sbin/mosquitto", vec!["-c".into(), conf], 1);
-    let sub_args = ["-h", "127.1.0.1", "-p", "7000", "-t", "t", "-C", "3", "-v"];
-    let mut sub = Group::new("sub", "/usr/bin/mosquitto_sub", strings(&sub_args), 1);
-    sub.start = SimDuration::from_millis(100);
-    let loop_ = "for i in 1 2 3; do mosquitto_pub -h 127.1.0.1 -p 7000 -t t -m hello$i; done";
-    let mut publ = Group::new("pub", "/bin/sh", strings(&["-c", loop_]), 1);
-    publ.start = SimDuration::from_millis(300);
-    let mut cfg = HostConfig::cluster(vec![broker, sub, publ]);
-    cfg.time_limit = SimDuration::from_secs(2);
-    cfg.on_idle = weft_host::OnIdle::Pass;
-    let lines = ["Opening ipv6 listen socket on port 7000", "n1 | t hello1", "n1 | t hello3"];
-    runs_alike(cfg, 0..3, &lines);
-}
-
 const NGINX_CONF: &str = "daemon off;\nmaster_process on;\nworker_processes WORKERS;\n\
     error_log stderr info;\npid nginx.pid;\nevents { worker_connections 64; }\n\
     http { access_log /dev/stdout; client_body_temp_path body; proxy_temp_path proxy;\n\
@@ -229,47 +205,4 @@ fn haproxy_proxies_curl_to_nginx() {
     cfg.time_limit = SimDuration::from_secs(3);
     cfg.on_idle = weft_host::OnIdle::Pass;
     runs_alike(cfg, 0..2, &["fe be/web1", "n2 | hello from nginx"]);
-}
-
-/// A three-node ZooKeeper 3.8 ensemble (three JVMs, 134 simulated threads) on the simulated
-/// disk elects one leader and two followers, and two runs of a seed are alike. The JVM runs
-/// with `-XX:-UsePerfData` (its `/tmp/hsperfdata_*` files are real and would carry over) and
-/// `-XX:-UseContainerSupport` (its cgroup probe of the real `/proc/self/mountinfo` fails in
-/// the node's mount namespace).
-#[test]
-fn zookeeper_elects_a_leader() {
-    let jars = "/etc/zookeeper/conf:/usr/share/java/zookeeper.jar:\
-                /usr/share/java/maven3-slf4j-provider.jar:/usr/share/java/maven-shared-utils.jar";
-    for p in ["/usr/share/java/zookeeper.jar", "/usr/share/java/maven3-slf4j-provider.jar"] {
-        if !installed(p) {
-            return;
-        }
-    }
-    let mut cfg_text = "tickTime=200\ninitLimit=10\nsyncLimit=5\ndataDir=data\nclientPort=7000\n\
-        admin.enableServer=false\n"
-        .to_string();
-    for i in 0..3 {
-        cfg_text += &format!("server.{i}=127.1.0.{}:2888:3888\n", i + 1);
-    }
-    let dir = folder("zookeeper", &[("zoo.cfg", &cfg_text)]);
-    let java = format!(
-        "mkdir -p data && echo {{id}} > data/myid && exec java -XX:-UsePerfData \
-         -XX:-UseContainerSupport -Xmx256m -Dzookeeper.log.dir=. -cp {jars} \
-         org.apache.zookeeper.server.quorum.QuorumPeerMain {}",
-        dir.join("zoo.cfg").display()
-    );
-    let mut zk = Group::new("zk", "/bin/sh", vec!["-c".into(), java], 3);
-    zk.data_dirs = vec!["data".into()];
-    let mut cfg = HostConfig::cluster(vec![zk]);
-    cfg.time_limit = SimDuration::from_secs(3);
-    cfg.on_idle = weft_host::OnIdle::Pass;
-    let mut d = weft_core::Decisions::random(1);
-    let out =
-        weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut weft_core::NullObserver).unwrap();
-    let text = out.render();
-    assert_eq!(out.report.outcome, Outcome::Pass, "{text}");
-    let says = |state: &str| text.matches(&format!("QuorumPeer - {state}\n")).count();
-    assert_eq!((says("LEADING"), says("FOLLOWING")), (1, 2), "{text}");
-    let runner = ProcessRunner::new(cfg);
-    assert!(check_seed(&runner, &Scenario::calm(), 1).is_none(), "two runs of seed 1 differ");
 }

@@ -1,0 +1,66 @@
+//! The cluster files the README's "Real programs" commands run, run as a user runs them:
+//! `weft run --cluster programs/clusters/F` from the repository's root, twice, with the same
+//! output and trace hash, and the lines that show the program did its job. `.ci/run` installs
+//! the packages; elsewhere a missing one skips its file, saying so.
+
+use std::path::Path;
+use std::process::Command;
+
+fn root() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+/// Whether every path in `need` exists (else the reason is printed, or, under `.ci/run`, the
+/// test fails).
+fn installed(need: &[&str]) -> bool {
+    for p in need {
+        if !Path::new(p).exists() {
+            assert!(option_env!("WEFT_REQUIRE_PACKAGES").is_none(), "{p} is missing");
+            println!("skipped: {p} is not installed");
+            return false;
+        }
+    }
+    true
+}
+
+/// Runs the cluster file twice; both runs pass with the same output, which holds `lines`.
+fn runs_twice_alike(file: &str, lines: &[&str]) {
+    let out = root().join("target/tmp/clusters-test").join(file);
+    let run = || {
+        let o = Command::new(env!("CARGO_BIN_EXE_weft"))
+            .current_dir(root())
+            .args(["run", "--cluster", &format!("programs/clusters/{file}"), "--out"])
+            .arg(&out)
+            .output()
+            .expect("weft runs");
+        let text = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{file}: {text}{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        text
+    };
+    let first = run();
+    for line in lines {
+        assert!(first.contains(line), "{file}: no {line:?} in\n{first}");
+    }
+    assert_eq!(run(), first, "{file}: two runs of one seed differ");
+}
+
+#[test]
+fn mosquitto_relays_messages_between_client_nodes() {
+    if installed(&["/usr/sbin/mosquitto", "/usr/bin/mosquitto_sub", "/usr/bin/mosquitto_pub"]) {
+        let lines = ["Opening ipv6 listen socket on port 7000", "n1 | t hello1", "n1 | t hello3"];
+        runs_twice_alike("mosquitto.toml", &lines);
+    }
+}
+
+#[test]
+fn a_zookeeper_ensemble_elects_one_leader() {
+    let jars = ["/usr/share/java/zookeeper.jar", "/usr/share/java/maven3-slf4j-provider.jar"];
+    if installed(&jars) {
+        runs_twice_alike("zookeeper.toml", &["QuorumPeer - LEADING\n", "QuorumPeer - FOLLOWING\n"]);
+    }
+}
