@@ -458,8 +458,8 @@ unsafe fn own_pid_as_zero(hdr: *mut c_void) {
         pid: c_int,
     }
     let h = hdr as *mut CapHeader;
-    if !h.is_null() && active() && (*h).pid == crate::process::getpid() {
-        (*h).pid = 0;
+    if !h.is_null() && active() {
+        (*h).pid = crate::pidcalls::own((*h).pid).unwrap_or((*h).pid);
     }
 }
 

@@ -10,7 +10,7 @@
 use crate::prelude::*;
 
 /// The pid to hand the kernel for `pid`: 0 for the process itself; `None` for any other.
-fn own(pid: libc::pid_t) -> Option<libc::pid_t> {
+pub(crate) fn own(pid: libc::pid_t) -> Option<libc::pid_t> {
     let me = crate::slot::VPID.load(Ordering::Relaxed) as libc::pid_t;
     (pid == 0 || pid == me).then_some(0)
 }

@@ -75,13 +75,18 @@ static void itimer(void) {
     printf("itimer: now armed=%d\n", old.it_value.tv_sec != 0 || old.it_value.tv_usec != 0);
 }
 
-static void posix_timer(void) {
+/* A SA_SIGINFO handler for sig. */
+static void install_info(int sig, void (*fn)(int, siginfo_t *, void *)) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_timer;
+    sa.sa_sigaction = fn;
     sa.sa_flags = SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGUSR1, &sa, NULL);
+    sigaction(sig, &sa, NULL);
+}
+
+static void posix_timer(void) {
+    install_info(SIGUSR1, on_timer);
     sigset_t usr1, none;
     sigemptyset(&usr1);
     sigaddset(&usr1, SIGUSR1);
@@ -203,12 +208,7 @@ static void *watched(void *arg) {
 }
 
 static void watchdog(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_watchdog;
-    sa.sa_flags = SA_SIGINFO;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGRTMIN, &sa, NULL);
+    install_info(SIGRTMIN, on_watchdog);
     pthread_t th[2];
     for (long k = 0; k < 2; k++) pthread_create(&th[k], NULL, watched, (void *)k);
     for (int k = 0; k < 2; k++) pthread_join(th[k], NULL);
