@@ -97,3 +97,28 @@ fn different_seeds_agree_on_what_the_program_sees() {
         |o: &weft_host::RunOutput| o.lines.iter().map(|l| l.text.clone()).collect::<Vec<_>>();
     assert_eq!(text(&a), text(&b));
 }
+
+#[test]
+fn popen_reads_and_writes_a_shell_child() {
+    parity("popen");
+}
+
+#[test]
+fn a_shell_pipeline_runs_on_simulated_pipes() {
+    parity("pipeline");
+}
+
+#[test]
+fn a_close_on_exec_pipe_closes_at_the_exec() {
+    parity("cloexec");
+}
+
+#[test]
+fn a_pipe_and_a_socketpair_stay_simulated_across_exec() {
+    parity("inherit");
+}
+
+#[test]
+fn close_range_closes_simulated_descriptors_and_keeps_the_shim() {
+    parity("closerange");
+}

@@ -1,8 +1,11 @@
-//! stdio on data-directory files. glibc's `fopen` opens with its internal `open` and its
-//! `FILE` reads and writes with its internal `read`/`write`, which no hook sees, so a `FILE`
-//! of a data-directory file is made with `fopencookie` instead: its read, write, seek and
-//! close functions are the shim's own hooks on the disk descriptor, so every byte stdio moves
-//! goes to the host's disk model at the moment glibc flushes it (as it would reach the kernel).
+//! stdio on descriptors the shim serves: data-directory files, and simulated pipes, sockets
+//! and socketpairs. glibc's `fopen` opens with its internal `open` and its `FILE` reads and
+//! writes with its internal `read`/`write`, which no hook sees, so such a `FILE` is made with
+//! `fopencookie` instead: its read, write, seek and close functions are the shim's own hooks
+//! on the descriptor, so every byte stdio moves goes to the host (its disk model, or the pipe
+//! or stream) at the moment glibc flushes it, as it would reach the kernel. That holds for
+//! `fopen` of a data-directory path, `fdopen` of a served descriptor, and stdin, stdout and
+//! stderr of an image exec'd with a simulated one there (`popen`, a shell pipeline).
 //! `fileno` of such a `FILE` answers its descriptor (so `fsync(fileno(f))` syncs it); the
 //! table of those `FILE`s is this module's.
 
@@ -77,13 +80,28 @@ pub(crate) unsafe fn cookie_file(
     mode: *const c_char,
     read: CookieRead,
 ) -> *mut libc::FILE {
+    served_file(fd, mode, read, true)
+}
+
+/// A `FILE` for the simulated pipe, socket or socketpair `fd` (which it then owns): as
+/// [`cookie_file`], without seeking (`ESPIPE`, as on a pipe).
+pub(crate) unsafe fn stream_file(fd: c_int, mode: *const c_char) -> *mut libc::FILE {
+    served_file(fd, mode, cookie_read, false)
+}
+
+unsafe fn served_file(
+    fd: c_int,
+    mode: *const c_char,
+    read: CookieRead,
+    seekable: bool,
+) -> *mut libc::FILE {
     let Some(free) = FILE_PTRS.iter().position(|p| p.load(Ordering::Relaxed).is_null()) else {
         unsupported(b"more than 64 stdio streams the shim serves open at once", -1, 0);
     };
     let io = CookieIo {
         read: Some(read),
         write: Some(cookie_write),
-        seek: Some(cookie_seek),
+        seek: if seekable { Some(cookie_seek) } else { None },
         close: Some(cookie_close),
     };
     let f = fopencookie(fd as usize as *mut c_void, mode, io);
@@ -178,7 +196,52 @@ pub unsafe extern "C" fn fdopen(fd: c_int, mode: *const c_char) -> *mut libc::FI
     if fdtable::kind(fd) == FdKind::Disk && active() {
         return disk_file(fd, mode);
     }
+    if fdtable::is_bytes(fd) && active() {
+        return stream_file(fd, mode);
+    }
     real!(fdopen: fn(c_int, *const c_char) -> *mut libc::FILE)(fd, mode)
+}
+
+extern "C" {
+    static mut stdin: *mut libc::FILE;
+    static mut stdout: *mut libc::FILE;
+    static mut stderr: *mut libc::FILE;
+}
+
+/// In an image exec'd with a simulated descriptor (or a data-directory file) as its stdin,
+/// stdout or stderr: that stream becomes a `FILE` the shim serves (stdout fully buffered, as
+/// on a pipe; stderr unbuffered), since glibc's own would read and write the placeholder.
+///
+/// # Safety
+/// Before the program's code runs (nothing has used the three streams yet).
+pub(crate) unsafe fn serve_std_streams() {
+    let streams = [(&raw mut stdin, c"r"), (&raw mut stdout, c"w"), (&raw mut stderr, c"w")];
+    for (fd, (stream, mode)) in streams.into_iter().enumerate() {
+        let fd = fd as c_int;
+        let f = match fdtable::kind(fd) {
+            FdKind::Disk => disk_file(fd, mode.as_ptr()),
+            _ if fdtable::is_bytes(fd) => stream_file(fd, mode.as_ptr()),
+            _ => continue,
+        };
+        if f.is_null() {
+            unsupported(b"stdio: cannot serve a simulated stdin, stdout or stderr", -1, 0);
+        }
+        if fd == 2 {
+            libc::setvbuf(f, ptr::null_mut(), libc::_IONBF, 0);
+        }
+        *stream = f;
+    }
+}
+
+/// Flushes every `FILE` the shim serves (at exit, while their writes still reach the host).
+pub(crate) fn flush_served() {
+    for p in &FILE_PTRS {
+        let f = p.load(Ordering::Relaxed);
+        if !f.is_null() {
+            // SAFETY: an open stream of this table (closing one takes it out first).
+            unsafe { libc::fflush(f) };
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,8 +1,7 @@
 //! Creating and replacing processes: `fork` and `vfork` (the child is a simulated process on
 //! the node, on a slot the host assigns), the `exec` family (the new image keeps the shim:
 //! `LD_PRELOAD`, the region fd and the slot are passed on, and it says hello on the same
-//! slot), and `system` and `posix_spawn*` built from those two. `popen` is still reported as
-//! unsupported.
+//! slot), and `system` and `posix_spawn*` built from those two (`popen` is [`crate::popen`]'s).
 
 use crate::prelude::*;
 use crate::process::wait_child;
@@ -237,21 +236,9 @@ unsafe fn exec_simulated(
             0,
         );
     }
-    // A simulated descriptor the new image would inherit is unknown to its shim: say so
-    // rather than let it act on the real placeholder (those marked close-on-exec just go).
-    for fd in 0..crate::fdtable::FD_MAX as c_int {
-        if crate::fdtable::kind(fd) != FdKind::Real
-            && crate::fdtable::kind(fd) != FdKind::File
-            && libc::fcntl(fd, libc::F_GETFD) == 0
-        {
-            unsupported(
-                b"execve(): simulated descriptors (sockets, pipes, eventfds, epoll) open across \
-                  exec without close-on-exec are not carried into the new image yet",
-                libc::SYS_execve,
-                0,
-            );
-        }
-    }
+    // What the shim knows of each descriptor goes with the image (`crate::execfds`).
+    let mut fds = [0u8; crate::execfds::ENV_LEN];
+    let carry_fds = crate::execfds::env_entry(&mut fds);
     let mut vars = [0u8; 128];
     let mut at = 0;
     let mut env: [*const c_char; ENV_MAX] = [ptr::null(); ENV_MAX];
@@ -285,11 +272,16 @@ unsafe fn exec_simulated(
         env[n] = creds.as_ptr().cast();
         n += 1;
     }
+    if carry_fds {
+        env[n] = fds.as_ptr().cast();
+        n += 1;
+    }
     let mut e = if envp.is_null() { environ } else { envp };
     while !e.is_null() && !(*e).is_null() {
         let entry = *e;
         let ours = starts_with(entry, b"WEFT_SHM_FD=")
             || starts_with(entry, b"WEFT_CREDS=")
+            || starts_with(entry, b"WEFT_FDS=")
             || starts_with(entry, b"WEFT_SLOT=")
             || (!value.is_empty() && starts_with(entry, b"WEFT_DATA_DIRS="))
             || (!preload.is_null() && starts_with(entry, b"LD_PRELOAD="));
@@ -531,7 +523,7 @@ pub unsafe extern "C" fn system(cmd: *const c_char) -> c_int {
     }
 }
 
-unsafe fn waitpid_hooked(pid: libc::pid_t, status: &mut c_int) -> libc::pid_t {
+pub(crate) unsafe fn waitpid_hooked(pid: libc::pid_t, status: &mut c_int) -> libc::pid_t {
     let Some(_g) = Guard::enter() else { return -1 };
     wait_child(pid, status, 0, ptr::null_mut())
 }
@@ -721,12 +713,4 @@ pub unsafe extern "C" fn posix_spawnp(
         *mut libc::pid_t, *const c_char, *const c_void, *const c_void,
         *const *mut c_char, *const *mut c_char
     ) -> c_int)(pid, file, actions, attr, argv, envp)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn popen(cmd: *const c_char, mode: *const c_char) -> *mut libc::FILE {
-    if active() {
-        unsupported(b"popen(): pipes to child processes are not simulated yet", -1, 0);
-    }
-    real!(popen: fn(*const c_char, *const c_char) -> *mut libc::FILE)(cmd, mode)
 }

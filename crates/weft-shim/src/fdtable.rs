@@ -277,3 +277,30 @@ pub(crate) fn owner(fd: c_int) -> i32 {
 pub(crate) fn set_owner(fd: c_int, pid: i32) {
     each_copy(fd, |i| OWNER[i].store(pid, Ordering::Relaxed));
 }
+
+/// What the table keeps for one descriptor, as `exec` carries it into the new image
+/// ([`crate::execfds`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Row {
+    pub(crate) flags: u8,
+    pub(crate) obj: u32,
+    pub(crate) rcvtimeo_ns: u64,
+    pub(crate) owner: i32,
+}
+
+/// The row of `fd`, or `None` when it has none (a real or closed descriptor).
+pub(crate) fn row(fd: c_int) -> Option<Row> {
+    let f = flags(fd);
+    (f != 0).then(|| Row { flags: f, obj: obj(fd), rcvtimeo_ns: rcvtimeo_ns(fd), owner: owner(fd) })
+}
+
+/// Puts back the row `fd` had in the image before `exec` (callers check [`fits`]); objects
+/// made later get higher numbers than any restored one.
+pub(crate) fn restore(fd: c_int, row: Row) {
+    set_flags(fd, row.flags);
+    let i = fd as usize;
+    OBJ[i].store(row.obj, Ordering::Relaxed);
+    RCVTIMEO[i].store(row.rcvtimeo_ns, Ordering::Relaxed);
+    OWNER[i].store(row.owner, Ordering::Relaxed);
+    NEXT_OBJ.fetch_max(row.obj.saturating_add(1), Ordering::Relaxed);
+}

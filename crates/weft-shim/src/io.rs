@@ -1,5 +1,5 @@
 //! The generic descriptor calls — `read`, `write`, `readv`, `writev`, `close`,
-//! `dup`/`dup2`/`dup3`, `fcntl`,
+//! `close_range`/`closefrom`, `dup`/`dup2`/`dup3`, `fcntl`,
 //! `ioctl` — dispatched by what the descriptor table says an fd is (a file of the simulated
 //! disk goes to [`crate::datadir`]); and `io_uring`, which cannot be simulated.
 
@@ -107,10 +107,81 @@ pub(crate) unsafe fn iovecs<'a>(iov: *const libc::iovec, n: c_int) -> Option<&'a
 pub unsafe extern "C" fn close(fd: c_int) -> c_int {
     if let Some(_g) = Guard::enter() {
         if active() {
+            if fd == region_fd() {
+                // Natively there is no such descriptor; closing it would cut the next exec'd
+                // image off the simulation (programs close "every" fd before an exec).
+                set_errno(libc::EBADF);
+                return -1;
+            }
             forget_fd(fd);
         }
     }
     real!(close: fn(c_int) -> c_int)(fd)
+}
+
+/// The shim's region descriptor while active (-1 otherwise).
+fn region_fd() -> c_int {
+    crate::slot::REGION.load(Ordering::Relaxed) as c_int
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn close_range(first: c_uint, last: c_uint, flags: c_int) -> c_int {
+    close_range_served(first, last, flags)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn closefrom(low: c_int) {
+    close_range_served(low.max(0) as c_uint, c_uint::MAX, 0);
+}
+
+/// `close_range` (also when trapped as a raw system call): the host hears of every simulated
+/// descriptor it closes, and the region descriptor is left open, as [`close`] leaves it.
+/// Answers 0, or -1 with errno.
+pub(crate) unsafe fn close_range_served(first: c_uint, last: c_uint, flags: c_int) -> c_int {
+    let region = region_fd();
+    let call = |a: c_uint, b: c_uint| {
+        sys::raw(libc::SYS_close_range, [i64::from(a), i64::from(b), i64::from(flags), 0, 0, 0])
+    };
+    if first > last || region < 0 || !(first..=last).contains(&(region as c_uint)) {
+        let r = call(first, last);
+        if r == 0 {
+            forget_range(first, last, flags);
+        }
+        return r as c_int;
+    }
+    let region = region as c_uint;
+    if region > first {
+        if call(first, region - 1) < 0 {
+            return -1;
+        }
+        forget_range(first, region - 1, flags);
+    }
+    if region < last {
+        if call(region + 1, last) < 0 {
+            return -1;
+        }
+        forget_range(region + 1, last, flags);
+    }
+    0
+}
+
+/// The shim's side of `close_range` having closed `first..=last` (nothing when it only marked
+/// them close-on-exec); the region descriptor is never among them.
+unsafe fn forget_range(first: c_uint, last: c_uint, flags: c_int) {
+    if flags & libc::CLOSE_RANGE_CLOEXEC as c_int != 0 {
+        return;
+    }
+    let Some(_g) = Guard::enter() else { return };
+    if !active() {
+        return;
+    }
+    let end = last.min(fdtable::FD_MAX as c_uint - 1);
+    for fd in first..=end {
+        let fd = fd as c_int;
+        if fd != region_fd() && fdtable::kind(fd) != FdKind::Real {
+            forget_fd(fd);
+        }
+    }
 }
 
 /// The shim's side of closing `fd` (the caller closes it natively, or the kernel already has,

@@ -62,6 +62,7 @@ mod diskstdio;
 mod dl;
 mod epoll;
 mod exec;
+mod execfds;
 mod fdtable;
 mod files;
 mod inetaddr;
@@ -72,6 +73,7 @@ mod machine;
 mod pidcalls;
 
 mod poll;
+mod popen;
 mod process;
 mod procfs;
 mod random;

@@ -192,8 +192,12 @@ fn init() {
     crate::exec::watch_unseen_forks();
 
     let _g = Guard::enter();
-    // SAFETY: active, slot mapped; hello is the first request of this process.
-    unsafe { hello(slot_ptr) };
+    // SAFETY: active, slot mapped; hello is the first request of this process. An exec'd
+    // image then takes back the descriptors the old one left it, before the program runs.
+    unsafe {
+        hello(slot_ptr);
+        crate::execfds::restore();
+    }
 }
 
 /// Says hello on `slot` (the first request of a process or exec'd image) and keeps what the
@@ -232,8 +236,13 @@ extern "C" fn weft_ctor() {
     crate::creds::init();
 }
 
-/// Library destructor: tells the host this process is exiting, then passes through.
+/// Library destructor: flushes the `FILE`s the shim serves while their writes still reach the
+/// host (glibc flushes every stream only after the destructors), tells the host this process
+/// is exiting, then passes through.
 extern "C" fn weft_dtor() {
+    if STATE.load(Ordering::Acquire) == STATE_ACTIVE {
+        crate::diskstdio::flush_served();
+    }
     announce_exit(-1);
 }
 

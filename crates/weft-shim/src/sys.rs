@@ -112,6 +112,8 @@ const TRAPPED: &[(i64, &[u8])] = &[
     (libc::SYS_uname, b"uname"),
     (libc::SYS_sysinfo, b"sysinfo"),
     (libc::SYS_sched_getaffinity, b"sched_getaffinity"),
+    // Closing simulated descriptors must reach the host: served by the handler.
+    (libc::SYS_close_range, b"close_range"),
 ];
 
 fn trapped_name(nr: i64) -> &'static [u8] {
@@ -455,6 +457,12 @@ extern "C" fn on_sigsys(_sig: c_int, info: *mut libc::siginfo_t, ctx: *mut c_voi
             g[libc::REG_R8 as usize],
             g[libc::REG_R9 as usize],
         ];
+        if nr == libc::SYS_close_range {
+            let (first, last, flags) = (args[0] as u32, args[1] as u32, args[2] as c_int);
+            let r = crate::io::close_range_served(first, last, flags);
+            g[libc::REG_RAX as usize] = if r < 0 { -(*libc::__errno_location() as i64) } else { 0 };
+            return;
+        }
         if let Some(r) = crate::machine::trapped(nr, &args) {
             g[libc::REG_RAX as usize] = r;
             return;

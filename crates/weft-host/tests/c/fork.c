@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -281,6 +283,146 @@ static int mode_socket(int port) {
     return 0;
 }
 
+/* popen both ways: the shell's output read line by line, then lines written to a filter whose
+ * output is ours; pclose answers each child's status. */
+static int mode_popen(void) {
+    FILE *f = popen("echo one; echo two; exit 3", "r");
+    if (!f) { perror("popen"); return 1; }
+    char line[64];
+    while (fgets(line, sizeof line, f)) printf("popen read: %s", line);
+    report("pclose(r)", pclose(f));
+    fflush(stdout);
+    f = popen("tr a-z A-Z", "we");
+    if (!f) { perror("popen"); return 1; }
+    fputs("shouted through tr\n", f);
+    report("pclose(w)", pclose(f));
+    printf("popen with a bad mode: %s\n", popen("true", "x") == NULL ? "NULL" : "a stream");
+    return 0;
+}
+
+/* A shell pipeline: three programs joined by pipes the shell makes, each exec'd onto them. */
+static int mode_pipeline(void) {
+    fflush(stdout);
+    report("pipeline", system("printf 'b\\nc\\na\\n' | sort | tr a-z A-Z"));
+    report("pipeline status", system("true | false"));
+    return 0;
+}
+
+/* Learning whether an exec worked from a close-on-exec pipe (as posix_spawn and Python's
+ * subprocess do): end-of-file as soon as it did (the exec'd child sleeps a second before it
+ * exits), the child's errno when it did not. */
+static int exec_reported(const char *path) {
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) { perror("pipe2"); return 1; }
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        char *argv[] = {"fork", "exec-quiet", NULL};
+        execv(path, argv);
+        int e = errno;
+        write(p[1], &e, sizeof e);
+        _exit(99);
+    }
+    close(p[1]);
+    int e = 0;
+    ssize_t n = read(p[0], &e, sizeof e);
+    close(p[0]);
+    int status = 0;
+    int running = waitpid(pid, &status, WNOHANG) == 0;
+    waitpid(pid, &status, 0);
+    if (n == 0) printf("the child was still running when the pipe ended: %d\n", running);
+    printf("exec of %s: the pipe read %zd bytes%s%s\n", strcmp(path, "/nonexistent/program") ? "the program" : "a missing file",
+           n, n > 0 ? ", errno " : "", n > 0 ? strerror(e) : "");
+    report("reported child", status);
+    return 0;
+}
+
+static int mode_cloexec(const char *self) {
+    exec_reported(self);
+    exec_reported("/nonexistent/program");
+    return 0;
+}
+
+/* A pipe on the child's stdout and a socketpair end at its own number, both across exec: the
+ * new image writes them with stdio and write(2), the parent reads them with stdio. */
+static int mode_inherit(const char *self) {
+    int p[2], sv[2];
+    if (pipe(p) != 0 || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) { perror("pipe"); return 1; }
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(p[1], 1);
+        close(p[0]);
+        close(p[1]);
+        close(sv[0]);
+        char num[16];
+        snprintf(num, sizeof num, "%d", sv[1]);
+        char *argv[] = {"fork", "exec-print", num, NULL};
+        execv(self, argv);
+        _exit(99);
+    }
+    close(p[1]);
+    close(sv[1]);
+    FILE *in = fdopen(p[0], "r");
+    FILE *sock = fdopen(sv[0], "r");
+    char line[64];
+    while (fgets(line, sizeof line, in)) printf("child's stdout: %s", line);
+    while (fgets(line, sizeof line, sock)) printf("child's socket: %s", line);
+    fclose(in);
+    fclose(sock);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    report("inheriting child", status);
+    return 0;
+}
+
+static int mode_exec_print(const char *fd) {
+    printf("printf, fd 1 is %s\n", isatty(1) ? "a tty" : "not a tty");
+    fputs("fputs, line buffered\n", stdout);
+    write(1, "write(2)\n", 9);
+    int s = atoi(fd);
+    write(s, "hello over the socketpair\n", 26);
+    FILE *f = fdopen(s, "w");
+    fprintf(f, "fprintf on fdopen of it\n");
+    fclose(f);
+    return 4;
+}
+
+/* A child that closes every descriptor from 3 up (as subprocess does before it execs) closes
+ * its copy of the parent's pipe: the parent's read ends then, a second before the child
+ * execs, and the exec works. Once through close_range(), once through the raw system call. */
+static int closed_by_range(const char *self, int raw) {
+    int p[2];
+    if (pipe(p) != 0) { perror("pipe"); return 1; }
+    pid_t pid = fork();
+    if (pid == 0) {
+        int r = raw ? (int)syscall(SYS_close_range, 3, ~0U, 0) : close_range(3, ~0U, 0);
+        if (r != 0) _exit(98);
+        sleep(1);
+        char *argv[] = {"fork", "exec-quiet", NULL};
+        execv(self, argv);
+        _exit(99);
+    }
+    close(p[1]);
+    char c;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    ssize_t n = read(p[0], &c, 1);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    int before_exec = t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) / 1e9 < 0.5;
+    int status = 0;
+    waitpid(pid, &status, 0);
+    printf("%s: read %zd, before the child's exec: %d\n", raw ? "raw close_range" : "close_range", n, before_exec);
+    report("closing child", status);
+    close(p[0]);
+    return 0;
+}
+
+static int mode_closerange(const char *self) {
+    closed_by_range(self, 0);
+    closed_by_range(self, 1);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char *m = argc > 1 ? argv[1] : "wait";
@@ -294,6 +436,13 @@ int main(int argc, char **argv) {
     if (!strcmp(m, "exec-env")) return mode_exec_env();
     if (!strcmp(m, "system")) return mode_system();
     if (!strcmp(m, "spawn")) return mode_spawn();
+    if (!strcmp(m, "closerange")) return mode_closerange(argv[0]);
+    if (!strcmp(m, "popen")) return mode_popen();
+    if (!strcmp(m, "pipeline")) return mode_pipeline();
+    if (!strcmp(m, "cloexec")) return mode_cloexec(argv[0]);
+    if (!strcmp(m, "exec-quiet")) return sleep(1);
+    if (!strcmp(m, "inherit")) return mode_inherit(argv[0]);
+    if (!strcmp(m, "exec-print")) return mode_exec_print(argc > 2 ? argv[2] : "1");
     if (!strcmp(m, "socket")) return mode_socket(argc > 2 ? atoi(argv[2]) : 7000);
     fprintf(stderr, "unknown mode %s\n", m);
     return 2;
