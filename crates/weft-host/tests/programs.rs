@@ -140,10 +140,10 @@ fn crashes_bad_exits_hangs_and_deadlocks_are_outcomes() {
     // A busy wait on the clock is not a hang: modelled call latency moves virtual time.
     let spin = kind("spin");
     assert_eq!(spin, Outcome::Pass, "a clock loop ends once the second has turned");
-    let popen = kind("popen");
+    let uring = kind("uring");
     assert!(
-        matches!(&popen, Outcome::Unsupported { detail } if detail.contains("popen()")),
-        "{popen:?}"
+        matches!(&uring, Outcome::Unsupported { detail } if detail.contains("io_uring_setup")),
+        "{uring:?}"
     );
     let block = kind("block");
     assert!(

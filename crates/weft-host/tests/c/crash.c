@@ -1,9 +1,11 @@
 /* Ends badly on purpose: "segv" dereferences NULL, "exit3" exits with status 3, "spin"
- * busy-waits on the clock until the second turns (it ends: calls cost modelled time), "block" waits forever on a socket, "popen" starts a
- * child process with a pipe to it (not simulated yet). */
+ * busy-waits on the clock until the second turns (it ends: calls cost modelled time), "block" waits forever on a socket, "uring" sets up
+ * an io_uring (not simulated). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -21,7 +23,10 @@ int main(int argc, char **argv) {
         do clock_gettime(CLOCK_MONOTONIC, &b); while (b.tv_sec == a.tv_sec);
         return 0;
     }
-    if (!strcmp(m, "popen")) return popen("true", "r") == NULL;
+    if (!strcmp(m, "uring")) {
+        char params[120] = {0};
+        return syscall(SYS_io_uring_setup, 4, params) < 0;
+    }
     if (!strcmp(m, "block")) {
         int fd = socket(AF_INET, SOCK_DGRAM, 0);
         char c;
