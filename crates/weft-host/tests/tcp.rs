@@ -84,3 +84,25 @@ fn ipv6_sockets_reach_other_nodes_at_mapped_addresses() {
         assert!(text.contains(line), "missing {line:?} in:\n{text}");
     }
 }
+
+#[test]
+fn a_full_window_makes_a_sender_wait_for_its_reader() {
+    let cfg = common::config("window", &["{id}", "{addr}", "{others}"], 2);
+    let run = || {
+        let mut d = Decisions::random(3);
+        weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap()
+    };
+    let out = run();
+    let text = out.render();
+    assert_eq!(out.report.outcome, Outcome::Pass, "{text}");
+    let window = 256 * 1024;
+    for line in [
+        format!("n1 | non-blocking: took {window} of 1048576, then -1 (EAGAIN)"),
+        "n1 | writable while full: 0".into(),
+        format!("n1 | blocking: sent the other {}, after the reader began: 1", (1 << 20) - window),
+        "n0 | received 1048576 bytes, 0 wrong".into(),
+    ] {
+        assert!(text.contains(&line), "missing {line:?} in:\n{text}");
+    }
+    assert_eq!(run().report.trace_hash, out.report.trace_hash);
+}

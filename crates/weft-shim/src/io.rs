@@ -45,7 +45,7 @@ pub unsafe extern "C" fn write(fd: c_int, buf: *const c_void, len: size_t) -> ss
         }
         if active() && fdtable::is_sim(fd) {
             let iov = [libc::iovec { iov_base: buf as *mut c_void, iov_len: len }];
-            return send_common(fd, &iov, ptr::null(), 0);
+            return send_common(fd, &iov, 0, ptr::null(), 0);
         }
         if active() && fdtable::kind(fd) == FdKind::Real && fd > 2 {
             crate::poll::await_real(fd, libc::POLLOUT);
@@ -88,7 +88,7 @@ pub unsafe extern "C" fn writev(fd: c_int, iov: *const libc::iovec, n: c_int) ->
             let Some(iov) = iovecs(iov, n) else {
                 return ret_errno(-(libc::EINVAL as i64)) as ssize_t;
             };
-            return send_common(fd, iov, ptr::null(), 0);
+            return send_common(fd, iov, 0, ptr::null(), 0);
         }
     }
     real!(writev: fn(c_int, *const libc::iovec, c_int) -> ssize_t)(fd, iov, n)

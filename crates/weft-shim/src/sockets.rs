@@ -247,6 +247,7 @@ pub unsafe extern "C" fn getsockname(fd: c_int, addr: *mut sockaddr, len: *mut s
 pub(crate) unsafe fn send_common(
     fd: c_int,
     iov: &[libc::iovec],
+    flags: c_int,
     addr: *const sockaddr,
     alen: socklen_t,
 ) -> ssize_t {
@@ -256,7 +257,8 @@ pub(crate) unsafe fn send_common(
         return -1;
     }
     if fdtable::is_bytes(fd) {
-        return send_stream(fd, iov);
+        let nonblock = fdtable::nonblocking(fd) || flags & libc::MSG_DONTWAIT != 0;
+        return send_stream(fd, iov, nonblock);
     }
     let s = slot();
     let mut n = 0usize;
@@ -282,44 +284,59 @@ pub(crate) unsafe fn send_common(
     ret_errno(handoff(OP_SENDTO)) as ssize_t
 }
 
-/// Sends all of `iov` on a stream, in hand-offs of at most `DATA_MAX` bytes (a stream has no
-/// message boundaries; the host never blocks a send). Answers the bytes sent, or -1/errno if
-/// nothing was.
-unsafe fn send_stream(fd: c_int, iov: &[libc::iovec]) -> ssize_t {
+/// Sends `iov` on a stream, in hand-offs of at most `DATA_MAX` bytes (a stream has no message
+/// boundaries). The host takes what fits in the connection's window: a blocking send waits for
+/// `POLLOUT` and goes on until all is sent, a non-blocking one answers what was taken (or
+/// `EAGAIN`). Answers the bytes sent, or -1/errno if nothing was.
+unsafe fn send_stream(fd: c_int, iov: &[libc::iovec], nonblock: bool) -> ssize_t {
+    let total: usize = iov.iter().map(|v| v.iov_len).sum();
     let mut sent = 0usize;
-    let mut n = 0usize;
-    let flush = |n: usize| {
+    loop {
         let s = slot();
+        let n = gather(iov, sent, &mut s.data);
         s.len = n as u32;
         s.args[0] = fd as i64;
-        handoff(OP_SENDTO)
-    };
-    for v in iov {
-        let mut off = 0;
-        while off < v.iov_len {
-            let k = (v.iov_len - off).min(DATA_MAX - n);
-            let src = (v.iov_base as *const u8).add(off);
-            ptr::copy_nonoverlapping(src, slot().data.as_mut_ptr().add(n), k);
-            n += k;
-            off += k;
-            if n == DATA_MAX {
-                let r = flush(n);
-                if r < 0 {
-                    return if sent == 0 { ret_errno(r) as ssize_t } else { sent as ssize_t };
-                }
-                sent += n;
-                n = 0;
+        let mut r = handoff(OP_SENDTO);
+        if r == -(libc::EAGAIN as i64) && !nonblock {
+            r = wait_writable(fd);
+            if r >= 0 {
+                continue;
             }
         }
-    }
-    if n > 0 || sent == 0 {
-        let r = flush(n);
         if r < 0 {
             return if sent == 0 { ret_errno(r) as ssize_t } else { sent as ssize_t };
         }
-        sent += n;
+        sent += r as usize;
+        if sent >= total || (nonblock && (r as usize) < n) {
+            return sent as ssize_t;
+        }
     }
-    sent as ssize_t
+}
+
+/// Copies the bytes of `iov` from offset `from` into `buf`, as many as fit; answers how many.
+unsafe fn gather(iov: &[libc::iovec], from: usize, buf: &mut [u8]) -> usize {
+    let (mut skip, mut n) = (from, 0);
+    for v in iov {
+        if skip >= v.iov_len {
+            skip -= v.iov_len;
+            continue;
+        }
+        let k = (v.iov_len - skip).min(buf.len() - n);
+        ptr::copy_nonoverlapping((v.iov_base as *const u8).add(skip), buf[n..].as_mut_ptr(), k);
+        n += k;
+        skip = 0;
+        if n == buf.len() {
+            break;
+        }
+    }
+    n
+}
+
+/// Waits in the host until stream `fd` is writable (or in error); answers 0, or -errno (a
+/// signal interrupted the wait).
+unsafe fn wait_writable(fd: c_int) -> i64 {
+    slot().polls[0] = PollEntry { fd, events: libc::POLLOUT, revents: 0 };
+    crate::poll::poll_loop(1, u64::MAX, false, || 0).min(0)
 }
 
 /// Receives one datagram into `iov`; answers its full length, or -1/errno.
@@ -385,7 +402,7 @@ pub unsafe extern "C" fn sendto(
     if let Some(_g) = Guard::enter() {
         if active() && fdtable::is_sim(fd) {
             let iov = [libc::iovec { iov_base: buf as *mut c_void, iov_len: len }];
-            return send_common(fd, &iov, addr, alen);
+            return send_common(fd, &iov, flags, addr, alen);
         }
     }
     sys::raw(
@@ -432,7 +449,7 @@ pub unsafe extern "C" fn sendmsg(fd: c_int, msg: *const libc::msghdr, flags: c_i
             } else {
                 core::slice::from_raw_parts(m.msg_iov, m.msg_iovlen)
             };
-            return send_common(fd, iov, m.msg_name as *const sockaddr, m.msg_namelen);
+            return send_common(fd, iov, flags, m.msg_name as *const sockaddr, m.msg_namelen);
         }
     }
     sys::raw(libc::SYS_sendmsg, [fd as i64, msg as i64, flags as i64, 0, 0, 0]) as ssize_t
@@ -513,7 +530,7 @@ pub unsafe extern "C" fn sendmmsg(
                 } else {
                     core::slice::from_raw_parts(h.msg_iov, h.msg_iovlen)
                 };
-                let r = send_common(fd, iov, h.msg_name as *const sockaddr, h.msg_namelen);
+                let r = send_common(fd, iov, flags, h.msg_name as *const sockaddr, h.msg_namelen);
                 if r < 0 {
                     return if sent == 0 { -1 } else { sent };
                 }

@@ -1,7 +1,11 @@
 //! TCP-like streams between simulated processes: ordered, reliable while connected, reset when
-//! a segment meets a cut link or an end's node crashes. No congestion or flow control, no
-//! partial writes: a `send` queues all its bytes, which arrive after the link's latency, never
-//! before bytes sent earlier in the same direction.
+//! a segment meets a cut link or an end's node crashes. Flow control without congestion
+//! control: at most [`STREAM_WINDOW`] bytes sent one way may be unread (in flight, or waiting in
+//! the receiver's buffer); a `send` takes what fits (a partial write), answers `EAGAIN` when
+//! nothing does (the shim then waits for `POLLOUT` on a blocking socket), and a stream is
+//! writable (`POLLOUT`) only while something fits. Bytes arrive after the link's latency, never
+//! before bytes sent earlier in the same direction; the window opens as the receiver reads (at
+//! once: the window update is not a segment of its own).
 //!
 //! A connection has two ends, 0 (the connecting side) and 1 (the accepting side). Segments
 //! (SYN, SYN-ACK, refusal, data, FIN, RST) travel through weft-sim's network model like
@@ -29,6 +33,10 @@ pub(super) enum Stream {
     Failed(i32),
 }
 
+/// How many bytes sent one way may be unread at once: about what Linux lets a sender queue on
+/// a default socket before it blocks (a send buffer plus the peer's receive window).
+pub(super) const STREAM_WINDOW: usize = 256 * 1024;
+
 pub(super) struct Conn {
     /// The socket of each end while it has one.
     ends: [Option<ObjId>; 2],
@@ -38,6 +46,8 @@ pub(super) struct Conn {
     v6: bool,
     /// Bytes each end can read.
     inbox: [VecDeque<u8>; 2],
+    /// Bytes sent towards each end and not yet read there (or dropped): the closed window.
+    unread: [usize; 2],
     /// Each end has received its peer's FIN.
     eof: [bool; 2],
     /// Each end has shut down writing.
@@ -171,6 +181,7 @@ impl World<'_> {
                 addrs: [(node_ip(node), port_here), (node_ip(to), port)],
                 v6: ip == LOOPBACK6,
                 inbox: [VecDeque::new(), VecDeque::new()],
+                unread: [0; 2],
                 eof: [false; 2],
                 shut: [false; 2],
                 reset: false,
@@ -280,11 +291,19 @@ impl World<'_> {
         if c.shut[end] {
             return -(libc::EPIPE as i64);
         }
+        let space = STREAM_WINDOW.saturating_sub(c.unread[1 - end]);
+        if space == 0 && !data.is_empty() {
+            return -(libc::EAGAIN as i64);
+        }
+        let data = &data[..data.len().min(space)];
         let peer = self.conn_node(conn, 1 - end);
         let len = data.len();
         self.event(node, EventKind::Send, Some(peer), Some(conn), hash(data), || {
             format!("stream {conn}: {len} bytes")
         });
+        if let Some(c) = self.conns.get_mut(&conn) {
+            c.unread[1 - end] += len;
+        }
         self.send_seg(conn, 1 - end, Seg::Data(data.to_vec()));
         len as i64
     }
@@ -313,6 +332,7 @@ impl World<'_> {
             }
             if !peek {
                 c.inbox[end].drain(..n);
+                c.unread[end] = c.unread[end].saturating_sub(n);
             }
             slot.len = n as u32;
             slot.addr_ip = c.addrs[1 - end].0;
@@ -357,6 +377,9 @@ impl World<'_> {
                 if let Some(c) = self.conns.get_mut(&conn) {
                     c.ends[end] = None;
                     c.shut[end] = true;
+                    // What it never read is gone, and no longer holds the sender's window.
+                    c.unread[end] = c.unread[end].saturating_sub(c.inbox[end].len());
+                    c.inbox[end].clear();
                 }
             }
             Stream::Listening { backlog } => {
@@ -394,7 +417,10 @@ impl World<'_> {
                 if c.eof[end] {
                     re |= libc::POLLRDHUP;
                 }
-                re |= libc::POLLOUT;
+                let space = STREAM_WINDOW.saturating_sub(c.unread[1 - end]);
+                if space > 0 || c.reset || c.shut[end] {
+                    re |= libc::POLLOUT;
+                }
                 if c.reset {
                     re |= libc::POLLERR | libc::POLLHUP;
                 } else if c.eof[end] && c.shut[end] {
@@ -491,8 +517,12 @@ impl World<'_> {
                     let len = data.len();
                     let payload = hash(&data);
                     if let Some(c) = self.conns.get_mut(&conn) {
-                        if c.ends[to].is_some() && !c.reset {
+                        // An end not accepted yet keeps what arrives (its socket is in a
+                        // listener's backlog); one closed, or a reset connection, drops it.
+                        if !c.reset && (c.ends[to].is_some() || !c.shut[to]) {
                             c.inbox[to].extend(data);
+                        } else {
+                            c.unread[to] = c.unread[to].saturating_sub(len);
                         }
                     }
                     self.event(
