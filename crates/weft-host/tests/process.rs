@@ -122,3 +122,8 @@ fn a_pipe_and_a_socketpair_stay_simulated_across_exec() {
 fn close_range_closes_simulated_descriptors_and_keeps_the_shim() {
     parity("closerange");
 }
+
+#[test]
+fn stdio_of_a_forked_child_on_pipes_is_served() {
+    parity("redirect");
+}

@@ -13,15 +13,19 @@ use crate::prelude::*;
 
 /// glibc's `cookie_io_functions_t`.
 #[repr(C)]
-struct CookieIo {
-    read: Option<unsafe extern "C" fn(*mut c_void, *mut c_char, size_t) -> ssize_t>,
-    write: Option<unsafe extern "C" fn(*mut c_void, *const c_char, size_t) -> ssize_t>,
-    seek: Option<unsafe extern "C" fn(*mut c_void, *mut i64, c_int) -> c_int>,
-    close: Option<unsafe extern "C" fn(*mut c_void) -> c_int>,
+pub(crate) struct CookieIo {
+    pub(crate) read: Option<unsafe extern "C" fn(*mut c_void, *mut c_char, size_t) -> ssize_t>,
+    pub(crate) write: Option<unsafe extern "C" fn(*mut c_void, *const c_char, size_t) -> ssize_t>,
+    pub(crate) seek: Option<unsafe extern "C" fn(*mut c_void, *mut i64, c_int) -> c_int>,
+    pub(crate) close: Option<unsafe extern "C" fn(*mut c_void) -> c_int>,
 }
 
 extern "C" {
-    fn fopencookie(cookie: *mut c_void, mode: *const c_char, io: CookieIo) -> *mut libc::FILE;
+    pub(crate) fn fopencookie(
+        cookie: *mut c_void,
+        mode: *const c_char,
+        io: CookieIo,
+    ) -> *mut libc::FILE;
 }
 
 /// The most data-directory `FILE`s open at once in one process.
@@ -208,28 +212,52 @@ extern "C" {
     static mut stderr: *mut libc::FILE;
 }
 
-/// In an image exec'd with a simulated descriptor (or a data-directory file) as its stdin,
-/// stdout or stderr: that stream becomes a `FILE` the shim serves (stdout fully buffered, as
-/// on a pipe; stderr unbuffered), since glibc's own would read and write the placeholder.
+/// Makes stdin, stdout or stderr (`fd` 0, 1 or 2) a `FILE` the shim serves when `fd` is a
+/// simulated descriptor or a data-directory file (stdout fully buffered, as on a pipe; stderr
+/// unbuffered), since glibc's own would read and write the placeholder: in an image exec'd with
+/// one there, and after `dup2` puts one there. Once served, a stream stays served (its reads
+/// and writes go through the hooks, whatever `fd` is later). What glibc's own stream had
+/// buffered and not flushed moves to the new one, so it reaches `fd` as it would natively.
 ///
 /// # Safety
-/// Before the program's code runs (nothing has used the three streams yet).
-pub(crate) unsafe fn serve_std_streams() {
-    let streams = [(&raw mut stdin, c"r"), (&raw mut stdout, c"w"), (&raw mut stderr, c"w")];
-    for (fd, (stream, mode)) in streams.into_iter().enumerate() {
-        let fd = fd as c_int;
-        let f = match fdtable::kind(fd) {
-            FdKind::Disk => disk_file(fd, mode.as_ptr()),
-            _ if fdtable::is_bytes(fd) => stream_file(fd, mode.as_ptr()),
-            _ => continue,
-        };
-        if f.is_null() {
-            unsupported(b"stdio: cannot serve a simulated stdin, stdout or stderr", -1, 0);
-        }
-        if fd == 2 {
-            libc::setvbuf(f, ptr::null_mut(), libc::_IONBF, 0);
-        }
-        *stream = f;
+/// Inside a hook, active; the program is not using the stream in another thread.
+pub(crate) unsafe fn serve_std_stream(fd: c_int) {
+    let (stream, mode) = match fd {
+        0 => (&raw mut stdin, c"r"),
+        1 => (&raw mut stdout, c"w"),
+        2 => (&raw mut stderr, c"w"),
+        _ => return,
+    };
+    if disk_fileno(*stream).is_some() {
+        return;
+    }
+    let f = match fdtable::kind(fd) {
+        FdKind::Disk => disk_file(fd, mode.as_ptr()),
+        _ if fdtable::is_bytes(fd) => stream_file(fd, mode.as_ptr()),
+        _ => return,
+    };
+    if f.is_null() {
+        unsupported(b"stdio: cannot serve a simulated stdin, stdout or stderr", -1, 0);
+    }
+    if fd == 2 {
+        libc::setvbuf(f, ptr::null_mut(), libc::_IONBF, 0);
+    }
+    move_pending(*stream, f);
+    *stream = f;
+}
+
+/// Moves what glibc's stream `from` has buffered for writing into `to`. glibc's `struct
+/// _IO_FILE` (public, stable ABI) keeps the buffered bytes between `_IO_write_base` (offset 32)
+/// and `_IO_write_ptr` (offset 40).
+unsafe fn move_pending(from: *mut libc::FILE, to: *mut libc::FILE) {
+    if from.is_null() {
+        return;
+    }
+    let base = from.cast::<u8>().add(32).cast::<*mut u8>();
+    let at = from.cast::<u8>().add(40).cast::<*mut u8>();
+    if !(*base).is_null() && *at > *base {
+        libc::fwrite((*base).cast(), 1, (*at).offset_from(*base) as usize, to);
+        *at = *base;
     }
 }
 

@@ -109,7 +109,9 @@ pub(crate) unsafe fn restore() {
             crate::io::forget_fd(fd);
         }
     }
-    crate::diskstdio::serve_std_streams();
+    for fd in 0..3 {
+        crate::diskstdio::serve_std_stream(fd);
+    }
 }
 
 #[cfg(test)]

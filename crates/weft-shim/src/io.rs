@@ -229,6 +229,10 @@ unsafe fn after_dup(old: c_int, new: c_int) -> c_int {
             slot().args[0] = old as i64;
             slot().args[1] = new as i64;
             handoff(OP_DUP);
+            if new <= 2 {
+                // A child about to run its own code on a pipe as stdout (no exec between).
+                crate::diskstdio::serve_std_stream(new);
+            }
         }
         FdKind::Epoll => fdtable::dup(old, new),
         FdKind::Timerfd | FdKind::Signalfd => unsupported(

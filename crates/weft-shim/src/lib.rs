@@ -60,6 +60,7 @@ mod diskmmap;
 mod diskstat;
 mod diskstdio;
 mod dl;
+mod dprintf;
 mod epoll;
 mod exec;
 mod execfds;

@@ -378,9 +378,12 @@ static int mode_inherit(const char *self) {
 static int mode_exec_print(const char *fd) {
     printf("printf, fd 1 is %s\n", isatty(1) ? "a tty" : "not a tty");
     fputs("fputs, line buffered\n", stdout);
+    fflush(stdout);
     write(1, "write(2)\n", 9);
     int s = atoi(fd);
     write(s, "hello over the socketpair\n", 26);
+    dprintf(s, "dprintf: %d %s %.1f %ld %ld %ld %.3f\n", 7, "seven", 7.5, 1L, 2L, 3L, 0.125);
+    dprintf(1, "dprintf on stdout: %c\n", 'x');
     FILE *f = fdopen(s, "w");
     fprintf(f, "fprintf on fdopen of it\n");
     fclose(f);
@@ -423,6 +426,39 @@ static int mode_closerange(const char *self) {
     return 0;
 }
 
+/* A forked child (no exec) puts a pipe on its stdout and stdin and uses stdio on them. */
+static int mode_redirect(void) {
+    int out[2], in[2];
+    if (pipe(out) != 0 || pipe(in) != 0) { perror("pipe"); return 1; }
+    fflush(stdout);
+    setvbuf(stdout, NULL, _IOFBF, 4096);
+    pid_t pid = fork();
+    if (pid == 0) {
+        printf("buffered before the dup2\n");
+        dup2(out[1], 1);
+        dup2(in[0], 0);
+        close(out[0]); close(out[1]); close(in[0]); close(in[1]);
+        char line[64];
+        while (fgets(line, sizeof line, stdin)) printf("child got: %s", line);
+        puts("child puts at the end");
+        exit(0);
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    close(out[1]);
+    close(in[0]);
+    FILE *to = fdopen(in[1], "w");
+    fputs("first\nsecond\n", to);
+    fclose(to);
+    FILE *from = fdopen(out[0], "r");
+    char line[64];
+    while (fgets(line, sizeof line, from)) printf("parent read: %s", line);
+    fclose(from);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    report("redirected child", status);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char *m = argc > 1 ? argv[1] : "wait";
@@ -437,6 +473,7 @@ int main(int argc, char **argv) {
     if (!strcmp(m, "system")) return mode_system();
     if (!strcmp(m, "spawn")) return mode_spawn();
     if (!strcmp(m, "closerange")) return mode_closerange(argv[0]);
+    if (!strcmp(m, "redirect")) return mode_redirect();
     if (!strcmp(m, "popen")) return mode_popen();
     if (!strcmp(m, "pipeline")) return mode_pipeline();
     if (!strcmp(m, "cloexec")) return mode_cloexec(argv[0]);

@@ -1,4 +1,5 @@
-/* Flow control on a stream: node 0 accepts and sleeps a second before reading 1 MiB; node 1
+/* Flow control on a stream: node 0 sleeps a second before it accepts and reads 1 MiB (what
+ * arrives before the accept waits for it); node 1
  * first fills the window with a non-blocking send (a partial write, then EAGAIN, and no
  * POLLOUT), then sends the rest blocking, which returns only once node 0 has read enough.
  * Node 0 checks every byte. usage: window ID ADDR PEER */
@@ -40,9 +41,9 @@ static unsigned char byte_at(long i) { return (unsigned char)(i * 7 + i / 251); 
 static int receive(struct sockaddr_in me) {
     int l = socket(AF_INET, SOCK_STREAM, 0);
     if (bind(l, (struct sockaddr *)&me, sizeof me) || listen(l, 4)) { perror("bind"); return 1; }
-    int c = accept(l, NULL, NULL);
     sleep(1);
-    printf("reading after a second\n");
+    int c = accept(l, NULL, NULL);
+    printf("accepted and reading after a second\n");
     static unsigned char buf[65536];
     long got = 0, bad = 0;
     for (;;) {
