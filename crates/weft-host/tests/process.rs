@@ -127,3 +127,8 @@ fn close_range_closes_simulated_descriptors_and_keeps_the_shim() {
 fn stdio_of_a_forked_child_on_pipes_is_served() {
     parity("redirect");
 }
+
+#[test]
+fn a_full_pipe_makes_its_writer_wait() {
+    parity("pipefull");
+}

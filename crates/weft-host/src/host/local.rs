@@ -1,8 +1,12 @@
 //! Objects local to a process, shared by its threads: pipes, eventfds and socketpair ends
 //! (`AF_UNIX`, `SOCK_STREAM`). They live in the host, so a thread that waits on one (`read`,
 //! `poll`, `epoll_wait`, `select`) blocks until another thread makes it ready, instead of
-//! polling a real descriptor again and again. A pipe holds any amount (a write never blocks);
-//! an eventfd write that would overflow the counter answers `EAGAIN` instead of blocking.
+//! polling a real descriptor again and again. A pipe holds 64 KiB and a socketpair direction
+//! 208 KiB (Linux's defaults): a write takes what fits, all or nothing for a pipe write of at
+//! most `PIPE_BUF` bytes, and answers `EAGAIN` when nothing does (the shim then waits for
+//! `POLLOUT` on a blocking descriptor); a pipe is writable while `PIPE_BUF` bytes fit, a
+//! socketpair while anything does. An eventfd write that would overflow the counter answers
+//! `EAGAIN` instead of blocking.
 
 use super::fds::Object;
 use super::*;
@@ -28,12 +32,20 @@ pub(super) enum Local {
     },
 }
 
-/// The bytes in one pipe, and how many objects read and write it.
+/// The bytes in one pipe, how many it holds, and how many objects read and write it.
 struct Pipe {
     buf: VecDeque<u8>,
+    cap: usize,
     readers: u32,
     writers: u32,
 }
+
+/// What a pipe holds (Linux's default, 16 pages).
+const PIPE_CAPACITY: usize = 65536;
+/// What one direction of a socketpair holds (Linux's default `SO_SNDBUF` for `AF_UNIX`).
+const UNIX_CAPACITY: usize = 212_992;
+/// Pipe writes up to this size are atomic (`PIPE_BUF`).
+const PIPE_BUF: usize = 4096;
 
 /// Every pipe of every process.
 #[derive(Default)]
@@ -43,10 +55,10 @@ pub(super) struct Pipes {
 }
 
 impl Pipes {
-    fn open(&mut self, node: u32) -> PipeId {
+    fn open(&mut self, node: u32, cap: usize) -> PipeId {
         self.next += 1;
         let id = (node, self.next);
-        self.pipes.insert(id, Pipe { buf: VecDeque::new(), readers: 1, writers: 1 });
+        self.pipes.insert(id, Pipe { buf: VecDeque::new(), cap, readers: 1, writers: 1 });
         id
     }
 
@@ -78,7 +90,7 @@ impl World<'_> {
         let (r, w) = (slot.args[0] as i32, slot.args[1] as i32);
         self.close_fd(c.node, r);
         self.close_fd(c.node, w);
-        let p = self.pipes.open(c.node);
+        let p = self.pipes.open(c.node, PIPE_CAPACITY);
         self.fds.open_local(c.node, r, Local::PipeRead(p));
         self.fds.open_local(c.node, w, Local::PipeWrite(p));
         Reply::Ret(0)
@@ -98,7 +110,8 @@ impl World<'_> {
         let (a, b) = (slot.args[0] as i32, slot.args[1] as i32);
         self.close_fd(c.node, a);
         self.close_fd(c.node, b);
-        let (ab, ba) = (self.pipes.open(c.node), self.pipes.open(c.node));
+        let (ab, ba) =
+            (self.pipes.open(c.node, UNIX_CAPACITY), self.pipes.open(c.node, UNIX_CAPACITY));
         let end = |rx, tx| Local::Unix { rx, tx, shut_rd: false, shut_wr: false };
         self.fds.open_local(c.node, a, end(ba, ab));
         self.fds.open_local(c.node, b, end(ab, ba));
@@ -193,8 +206,14 @@ impl World<'_> {
         };
         match self.pipes.pipes.get_mut(&tx) {
             Some(p) if p.readers > 0 => {
-                p.buf.extend(data);
-                data.len() as i64
+                let space = p.cap.saturating_sub(p.buf.len());
+                let atomic = p.cap == PIPE_CAPACITY && data.len() <= PIPE_BUF;
+                if !data.is_empty() && (space == 0 || (atomic && space < data.len())) {
+                    return -(libc::EAGAIN as i64);
+                }
+                let n = data.len().min(space);
+                p.buf.extend(&data[..n]);
+                n as i64
             }
             _ => -(libc::EPIPE as i64),
         }
@@ -231,8 +250,10 @@ impl World<'_> {
                 }
             }
             Local::PipeWrite(p) => match pipe(p) {
-                Some(p) if p.readers > 0 => re |= libc::POLLOUT,
-                _ => re |= libc::POLLERR,
+                Some(p) if p.readers == 0 => re |= libc::POLLERR,
+                Some(p) if p.cap - p.buf.len() >= PIPE_BUF => re |= libc::POLLOUT,
+                Some(_) => {}
+                None => re |= libc::POLLERR,
             },
             Local::Unix { rx, tx, shut_rd, shut_wr } => {
                 let (rx, tx) = (pipe(rx), pipe(tx));
@@ -243,7 +264,9 @@ impl World<'_> {
                 if ended {
                     re |= libc::POLLRDHUP;
                 }
-                re |= libc::POLLOUT;
+                if *shut_wr || tx.is_none_or(|p| p.readers == 0 || p.buf.len() < p.cap) {
+                    re |= libc::POLLOUT;
+                }
                 if ended && (*shut_wr || tx.is_none_or(|p| p.readers == 0)) {
                     re |= libc::POLLHUP;
                 }

@@ -459,6 +459,42 @@ static int mode_redirect(void) {
     return 0;
 }
 
+/* A pipe holds 64 KiB: a non-blocking write takes what fits, then EAGAIN, and the pipe is not
+ * writable until a reader makes a page of room; a blocking writer waits for its reader. */
+static int mode_pipefull(void) {
+    static char big[200000];
+    int p[2];
+    if (pipe2(p, O_NONBLOCK) != 0) { perror("pipe2"); return 1; }
+    printf("non-blocking write of 100000: %zd\n", write(p[1], big, 100000));
+    ssize_t r = write(p[1], big, 100);
+    printf("then 100 more: %zd %s\n", r, r < 0 && errno == EAGAIN ? "EAGAIN" : "?");
+    struct pollfd w = {p[1], POLLOUT, 0};
+    printf("writable when full: %d\n", poll(&w, 1, 0));
+    printf("read: %zd\n", read(p[0], big, 4096));
+    printf("writable after a page was read: %d\n", poll(&w, 1, 0));
+    printf("write of a page: %zd\n", write(p[1], big, 4096));
+    close(p[0]);
+    close(p[1]);
+    if (pipe(p) != 0) { perror("pipe"); return 1; }
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        ssize_t n = write(p[1], big, sizeof big);
+        _exit(n == (ssize_t)sizeof big ? 0 : 1);
+    }
+    close(p[1]);
+    sleep(1);
+    int status = 0;
+    printf("the writer waits for its reader: %d\n", waitpid(pid, &status, WNOHANG) == 0);
+    long total = 0;
+    ssize_t k;
+    while ((k = read(p[0], big, sizeof big)) > 0) total += k;
+    waitpid(pid, &status, 0);
+    printf("read %ld bytes in all\n", total);
+    report("blocking writer", status);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char *m = argc > 1 ? argv[1] : "wait";
@@ -474,6 +510,7 @@ int main(int argc, char **argv) {
     if (!strcmp(m, "spawn")) return mode_spawn();
     if (!strcmp(m, "closerange")) return mode_closerange(argv[0]);
     if (!strcmp(m, "redirect")) return mode_redirect();
+    if (!strcmp(m, "pipefull")) return mode_pipefull();
     if (!strcmp(m, "popen")) return mode_popen();
     if (!strcmp(m, "pipeline")) return mode_pipeline();
     if (!strcmp(m, "cloexec")) return mode_cloexec(argv[0]);
