@@ -132,3 +132,14 @@ fn stdio_of_a_forked_child_on_pipes_is_served() {
 fn a_full_pipe_makes_its_writer_wait() {
     parity("pipefull");
 }
+
+#[test]
+fn waiting_for_a_child_before_reading_its_full_pipe_is_a_deadlock_named_so() {
+    let out = shim_run(&["waitfirst"], 1);
+    let detail = match &out.report.outcome {
+        Outcome::Deadlock { detail } => detail.clone(),
+        other => panic!("expected a deadlock, got {other:?}: {}", out.render()),
+    };
+    assert!(detail.contains("wait for a child"), "{detail}");
+    assert!(detail.contains("write/send (waiting for its reader to make room)"), "{detail}");
+}

@@ -10,8 +10,27 @@ fn poll_host(count: usize, deadline: u64) -> i64 {
     let s = slot();
     s.args[0] = count as i64;
     s.args[1] = deadline as i64;
+    s.args[4] = WRITE_WAIT.with(|w| w.get()) as i64;
     // SAFETY: callers check `active()` and hold the guard.
     unsafe { handoff(OP_POLL) }
+}
+
+std::thread_local! {
+    /// Set while a blocking write waits for room, so the host can name the wait so.
+    static WRITE_WAIT: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
+}
+
+/// Waits in the host until the simulated `fd` is writable (or in error), for a blocking write
+/// that found no room; answers 0, or -errno (a signal interrupted the wait).
+///
+/// # Safety
+/// Active, inside a hook (the guard held).
+pub(crate) unsafe fn await_room(fd: c_int) -> i64 {
+    slot().polls[0] = PollEntry { fd, events: libc::POLLOUT, revents: 0 };
+    WRITE_WAIT.with(|w| w.set(true));
+    let r = poll_loop(1, u64::MAX, false, || 0).min(0);
+    WRITE_WAIT.with(|w| w.set(false));
+    r
 }
 
 pub(crate) fn deadline_after_ms(ms: c_int) -> u64 {

@@ -298,7 +298,7 @@ unsafe fn send_stream(fd: c_int, iov: &[libc::iovec], nonblock: bool) -> ssize_t
         s.args[0] = fd as i64;
         let mut r = handoff(OP_SENDTO);
         if r == -(libc::EAGAIN as i64) && !nonblock {
-            r = wait_writable(fd);
+            r = crate::poll::await_room(fd);
             if r >= 0 {
                 continue;
             }
@@ -330,13 +330,6 @@ unsafe fn gather(iov: &[libc::iovec], from: usize, buf: &mut [u8]) -> usize {
         }
     }
     n
-}
-
-/// Waits in the host until stream `fd` is writable (or in error); answers 0, or -errno (a
-/// signal interrupted the wait).
-unsafe fn wait_writable(fd: c_int) -> i64 {
-    slot().polls[0] = PollEntry { fd, events: libc::POLLOUT, revents: 0 };
-    crate::poll::poll_loop(1, u64::MAX, false, || 0).min(0)
 }
 
 /// Receives one datagram into `iov`; answers its full length, or -1/errno.

@@ -141,6 +141,8 @@ enum Wait {
         count: usize,
         deadline: Option<SimTime>,
         retry: Option<u64>,
+        /// A blocking write or send waiting for room (the shim's wait for `POLLOUT`).
+        write: bool,
     },
     /// Created by thread `.0`, which has not yet returned from creating it: runnable from
     /// that thread's next request on.
@@ -192,6 +194,7 @@ impl Wait {
             Wait::Recv { .. } => "read/recv",
             Wait::Accept { .. } => "accept",
             Wait::Connect { .. } => "connect",
+            Wait::Poll { write: true, .. } => "write/send (waiting for its reader to make room)",
             Wait::Poll { .. } => "poll/select/epoll_wait",
             Wait::Join(_) => "pthread_join",
             Wait::Child { .. } => "wait for a child",

@@ -16,7 +16,8 @@ impl World<'_> {
                 self.procs[c.p].steps -= 1;
             }
             let retry = (slot.args[2] != 0).then_some(self.node_steps(c.node));
-            Reply::Block(Wait::Poll { count, deadline, retry })
+            let write = slot.args[4] != 0;
+            Reply::Block(Wait::Poll { count, deadline, retry, write })
         }
     }
 

@@ -34,7 +34,7 @@ impl World<'_> {
                         self.threads[t].wait = Wait::Ready;
                     }
                 }
-                Wait::Poll { count, deadline, retry } => {
+                Wait::Poll { count, deadline, retry, .. } => {
                     let n = self.poll_ready(node, self.threads[t].proc, slot, count);
                     let look_again = retry.is_some_and(|s| s != self.node_steps(node));
                     if n > 0 || look_again || deadline.is_some_and(|d| d <= self.now) {

@@ -495,6 +495,25 @@ static int mode_pipefull(void) {
     return 0;
 }
 
+/* The classic pipe deadlock (never run natively: it hangs there): the parent waits for its
+ * child before reading the child's output, and the child blocks on the full pipe. */
+static int mode_waitfirst(void) {
+    static char big[200000];
+    int p[2];
+    if (pipe(p) != 0) { perror("pipe"); return 1; }
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        write(p[1], big, sizeof big);
+        _exit(0);
+    }
+    close(p[1]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    printf("read %zd\n", read(p[0], big, sizeof big));
+    return 0;
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char *m = argc > 1 ? argv[1] : "wait";
@@ -511,6 +530,7 @@ int main(int argc, char **argv) {
     if (!strcmp(m, "closerange")) return mode_closerange(argv[0]);
     if (!strcmp(m, "redirect")) return mode_redirect();
     if (!strcmp(m, "pipefull")) return mode_pipefull();
+    if (!strcmp(m, "waitfirst")) return mode_waitfirst();
     if (!strcmp(m, "popen")) return mode_popen();
     if (!strcmp(m, "pipeline")) return mode_pipeline();
     if (!strcmp(m, "cloexec")) return mode_cloexec(argv[0]);
