@@ -59,4 +59,5 @@ fn limits_and_mapping_addresses_do_not_depend_on_the_machine() {
     let after = hex(text[5].strip_prefix("after: ").unwrap());
     assert_eq!(after, a - 4 * mib, "the failed move's reservation was given back");
     assert_eq!(text[6], "inherited: fd 3, 0 open, SIGHUP default, umask 022");
+    assert_eq!(text[7], "shim extent: 0x800001", "the shim's fixed extent (weft-shim's build.rs)");
 }

@@ -102,3 +102,8 @@ mod prelude {
     pub(crate) use core::sync::atomic::{AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering};
     pub(crate) use libc::{size_t, sockaddr, socklen_t, ssize_t};
 }
+
+/// The last byte of the shim's fixed 8 MiB extent (placed by `build.rs`'s linker script).
+#[used]
+#[link_section = ".weft_end"]
+static WEFT_END: core::sync::atomic::AtomicU8 = core::sync::atomic::AtomicU8::new(0);

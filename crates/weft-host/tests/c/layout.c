@@ -2,7 +2,9 @@
 // its limits, its mappings' addresses, its descriptors, its signal dispositions and its umask,
 // printed for tests/layout.rs: all must be the same on every machine and from every launcher.
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -16,6 +18,21 @@ static void limit(const char *name, int resource) {
     struct rlimit r;
     getrlimit(resource, &r);
     printf("%s: %lld %lld\n", name, (long long)r.rlim_cur, (long long)r.rlim_max);
+}
+
+/* The span of the preloaded shim's loadable segments (found as the object defining `fork`). */
+static void *shim_base;
+static unsigned long shim_extent;
+
+static int measure(struct dl_phdr_info *info, size_t size, void *arg) {
+    (void)size; (void)arg;
+    if ((void *)info->dlpi_addr != shim_base) return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+        if (p->p_type == PT_LOAD && p->p_vaddr + p->p_memsz > shim_extent)
+            shim_extent = p->p_vaddr + p->p_memsz;
+    }
+    return 1;
 }
 
 static void *map(size_t len) {
@@ -55,5 +72,11 @@ int main(void) {
     mode_t mask = umask(0);
     printf("inherited: fd %d, %d open, SIGHUP %s, umask %03o\n", first, open_fds,
            ignored[0] == '?' ? "unknown" : hup ? "ignored" : "default", (unsigned)mask);
+    // The shim's extent is fixed (its build pads it), so the libraries the loader maps below
+    // it land at the same addresses whatever the shim's code size.
+    Dl_info info;
+    if (dladdr(dlsym(RTLD_DEFAULT, "fork"), &info)) shim_base = info.dli_fbase;
+    dl_iterate_phdr(measure, NULL);
+    printf("shim extent: %#lx\n", shim_extent);
     return 0;
 }
