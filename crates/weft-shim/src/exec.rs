@@ -512,6 +512,12 @@ pub unsafe extern "C" fn system(cmd: *const c_char) -> c_int {
     if pid < 0 {
         return -1;
     }
+    wait_status(pid)
+}
+
+/// Waits (in virtual time, through signals) for child `pid` to end: its status, or -1 with
+/// errno (`system`, `pclose`).
+pub(crate) unsafe fn wait_status(pid: libc::pid_t) -> c_int {
     let mut status = 0;
     loop {
         if waitpid_hooked(pid, &mut status) == pid {
@@ -523,7 +529,7 @@ pub unsafe extern "C" fn system(cmd: *const c_char) -> c_int {
     }
 }
 
-pub(crate) unsafe fn waitpid_hooked(pid: libc::pid_t, status: &mut c_int) -> libc::pid_t {
+unsafe fn waitpid_hooked(pid: libc::pid_t, status: &mut c_int) -> libc::pid_t {
     let Some(_g) = Guard::enter() else { return -1 };
     wait_child(pid, status, 0, ptr::null_mut())
 }

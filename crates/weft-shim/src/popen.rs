@@ -4,7 +4,7 @@
 //! the child closes the pipes of earlier `popen` streams, and `e` in the mode makes the
 //! caller's end close-on-exec.
 
-use crate::exec::{fork_simulated, waitpid_hooked};
+use crate::exec::{fork_simulated, wait_status};
 use crate::prelude::*;
 use core::sync::atomic::AtomicI32;
 
@@ -95,13 +95,5 @@ pub unsafe extern "C" fn pclose(f: *mut libc::FILE) -> c_int {
     let pid = PIDS[i].load(Ordering::Relaxed);
     FILES[i].store(ptr::null_mut(), Ordering::Relaxed);
     libc::fclose(f);
-    let mut status = 0;
-    loop {
-        if waitpid_hooked(pid, &mut status) == pid {
-            return status;
-        }
-        if *libc::__errno_location() != libc::EINTR {
-            return -1;
-        }
-    }
+    wait_status(pid)
 }
