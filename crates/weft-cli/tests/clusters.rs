@@ -64,3 +64,11 @@ fn a_zookeeper_ensemble_elects_one_leader() {
         runs_twice_alike("zookeeper.toml", &["QuorumPeer - LEADING\n", "QuorumPeer - FOLLOWING\n"]);
     }
 }
+
+#[test]
+fn a_redis_cluster_forms_and_redirects_a_client() {
+    if installed(&["/usr/bin/redis-server", "/usr/bin/redis-cli"]) {
+        let lines = ["[OK] All 16384 slots covered.", "n3 | bar", "cluster_state:ok"];
+        runs_twice_alike("redis-cluster.toml", &lines);
+    }
+}

@@ -143,3 +143,8 @@ fn waiting_for_a_child_before_reading_its_full_pipe_is_a_deadlock_named_so() {
     assert!(detail.contains("wait for a child"), "{detail}");
     assert!(detail.contains("write/send (waiting for its reader to make room)"), "{detail}");
 }
+
+#[test]
+fn a_write_with_no_reader_raises_sigpipe() {
+    parity("sigpipe");
+}

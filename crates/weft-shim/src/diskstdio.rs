@@ -215,12 +215,13 @@ extern "C" {
 /// Makes stdin, stdout or stderr (`fd` 0, 1 or 2) a `FILE` the shim serves when `fd` is a
 /// simulated descriptor or a data-directory file (stdout fully buffered, as on a pipe; stderr
 /// unbuffered), since glibc's own would read and write the placeholder: in an image exec'd with
-/// one there, and after `dup2` puts one there. Once served, a stream stays served (its reads
+/// one there (from the library constructor), and after `dup2` puts one there. Once served, a stream stays served (its reads
 /// and writes go through the hooks, whatever `fd` is later). What glibc's own stream had
 /// buffered and not flushed moves to the new one, so it reaches `fd` as it would natively.
 ///
 /// # Safety
-/// Inside a hook, active; the program is not using the stream in another thread.
+/// Active; the program is not using the stream in another thread, and this is not inside the
+/// allocator's own initialisation (making the `FILE` allocates).
 pub(crate) unsafe fn serve_std_stream(fd: c_int) {
     let (stream, mode) = match fd {
         0 => (&raw mut stdin, c"r"),

@@ -89,8 +89,10 @@ fn parse_row(text: &[u8]) -> Option<(c_int, Row, bool)> {
     (n == 6).then_some((fd, row, nums[5] != 0))
 }
 
-/// In a new image (after its hello): puts back the rows the old image left in `WEFT_FDS`,
-/// forgets those the exec closed, and serves stdio on a simulated stdin, stdout or stderr.
+/// In a new image (after its hello): puts back the rows the old image left in `WEFT_FDS` and
+/// forgets those the exec closed. (stdio on a simulated stdin, stdout or stderr is served from
+/// the library constructor: this runs at the first hook, which may be inside `malloc`'s own
+/// initialisation, where making a `FILE` would deadlock on the allocator's lock.)
 ///
 /// # Safety
 /// Active, inside a hook (the guard held), before the program's own code runs.
@@ -108,9 +110,6 @@ pub(crate) unsafe fn restore() {
         if closed {
             crate::io::forget_fd(fd);
         }
-    }
-    for fd in 0..3 {
-        crate::diskstdio::serve_std_stream(fd);
     }
 }
 

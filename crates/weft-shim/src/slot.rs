@@ -232,7 +232,12 @@ extern "C" {
 
 /// Library constructor (runs before `main`; hooks may already have initialised us).
 extern "C" fn weft_ctor() {
-    let _ = active();
+    if active() {
+        for fd in 0..3 {
+            // SAFETY: active; constructors run before the program's code, on one thread.
+            unsafe { crate::diskstdio::serve_std_stream(fd) };
+        }
+    }
     crate::creds::init();
 }
 

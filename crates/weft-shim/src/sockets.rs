@@ -258,7 +258,14 @@ pub(crate) unsafe fn send_common(
     }
     if fdtable::is_bytes(fd) {
         let nonblock = fdtable::nonblocking(fd) || flags & libc::MSG_DONTWAIT != 0;
-        return send_stream(fd, iov, nonblock);
+        let r = send_stream(fd, iov, nonblock);
+        if r < 0 && *libc::__errno_location() == libc::EPIPE && flags & libc::MSG_NOSIGNAL == 0 {
+            // As Linux: SIGPIPE to the writing thread (delivered as the call returns; a
+            // program that ignores it just sees EPIPE).
+            crate::signals::send(0, libc::SIGPIPE, SIGTO_SELF);
+            set_errno(libc::EPIPE);
+        }
+        return r;
     }
     let s = slot();
     let mut n = 0usize;

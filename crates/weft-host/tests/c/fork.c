@@ -514,6 +514,33 @@ static int mode_waitfirst(void) {
     return 0;
 }
 
+/* A write with no reader left: SIGPIPE kills the writer by default; ignored, or with
+ * MSG_NOSIGNAL on a socket, the write answers EPIPE. */
+static int mode_sigpipe(void) {
+    int p[2];
+    if (pipe(p) != 0) { perror("pipe"); return 1; }
+    close(p[0]);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        write(p[1], "x", 1);
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    report("writer to a closed pipe", status);
+    signal(SIGPIPE, SIG_IGN);
+    ssize_t r = write(p[1], "x", 1);
+    printf("ignored: %zd %s\n", r, r < 0 && errno == EPIPE ? "EPIPE" : "?");
+    signal(SIGPIPE, SIG_DFL);
+    int sv[2];
+    socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+    close(sv[1]);
+    r = send(sv[0], "x", 1, MSG_NOSIGNAL);
+    printf("MSG_NOSIGNAL: %zd %s\n", r, r < 0 && errno == EPIPE ? "EPIPE" : "?");
+    return 0;
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char *m = argc > 1 ? argv[1] : "wait";
@@ -531,6 +558,7 @@ int main(int argc, char **argv) {
     if (!strcmp(m, "redirect")) return mode_redirect();
     if (!strcmp(m, "pipefull")) return mode_pipefull();
     if (!strcmp(m, "waitfirst")) return mode_waitfirst();
+    if (!strcmp(m, "sigpipe")) return mode_sigpipe();
     if (!strcmp(m, "popen")) return mode_popen();
     if (!strcmp(m, "pipeline")) return mode_pipeline();
     if (!strcmp(m, "cloexec")) return mode_cloexec(argv[0]);
