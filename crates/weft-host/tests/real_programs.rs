@@ -1,7 +1,8 @@
 //! Real programs nobody here wrote, from Debian's packages, under the shim: memcached with its
 //! default four worker threads, TCP and UDP on one port and a client node that sets and gets
 //! keys; redis-server with its bio and jemalloc background threads; nginx with curl, haproxy
-//! in front of nginx, iperf3 server and client (mosquitto and ZooKeeper run from their cluster
+//! in front of nginx, iperf3 server and client, Python's `subprocess` (mosquitto, ZooKeeper and
+//! a Redis Cluster run from their cluster
 //! files in weft-cli's `tests/clusters.rs`). Each run passes and two runs of one
 //! seed are identical. `.ci/run` installs the packages; where a program is not installed the
 //! test says so and checks nothing else.
@@ -205,4 +206,32 @@ fn haproxy_proxies_curl_to_nginx() {
     cfg.time_limit = SimDuration::from_secs(3);
     cfg.on_idle = weft_host::OnIdle::Pass;
     runs_alike(cfg, 0..2, &["fe be/web1", "n2 | hello from nginx"]);
+}
+
+const SUBPROCESS_PY: &str = "import subprocess\n\
+r = subprocess.run(['sh', '-c', 'echo out; echo err >&2; exit 3'], capture_output=True)\n\
+print('run:', r.returncode, r.stdout, r.stderr)\n\
+print('pipeline:', subprocess.check_output(\"printf 'b\\\\na\\\\n' | sort\", shell=True))\n\
+p = subprocess.Popen(['tr', 'a-z', 'A-Z'], stdin=subprocess.PIPE, stdout=subprocess.PIPE)\n\
+print('communicate:', p.communicate(b'hello\\n')[0], p.returncode)\n\
+try:\n    subprocess.run(['/nonexistent/program'])\nexcept FileNotFoundError as e:\n    print('missing:', e.errno)\n";
+
+/// Python's `subprocess` (vfork, pipes on the child's stdio, `close_range` of the rest, exec,
+/// and the close-on-exec pipe that reports the exec's errno) runs as natively.
+#[test]
+fn python_subprocess_pipes_and_waits_for_children() {
+    if !installed("/usr/bin/python3") {
+        return;
+    }
+    let dir = folder("python-subprocess", &[("sp.py", SUBPROCESS_PY)]);
+    let script = dir.join("sp.py").display().to_string();
+    let group = Group::new("py", "/usr/bin/python3", vec![script], 1);
+    let cfg = HostConfig::cluster(vec![group]);
+    let lines = [
+        "run: 3 b'out\\n' b'err\\n'",
+        "pipeline: b'a\\nb\\n'",
+        "communicate: b'HELLO\\n' 0",
+        "missing: 2",
+    ];
+    runs_alike(cfg, 0..2, &lines);
 }
