@@ -188,7 +188,10 @@ impl Scenario {
         if self.max_events == 0 {
             return Err(err("max_events", "must be at least 1"));
         }
-        Ok(())
+        // The bounds a repro file's scenario must keep: a knob may not set what a recorded
+        // counterexample could then not be read back with.
+        self.validate()
+            .map_err(|e| err(&e.field, format!("is {}; allowed: {}", e.value, e.allowed)))
     }
 
     fn knob_ratio(&self, key: &str) -> Ratio {
@@ -237,6 +240,19 @@ mod tests {
         assert!(s.set_knob("budget.crashes", "-1").is_err());
         assert!(s.set_knob("nonsense", "1").unwrap_err().reason.contains("unknown knob"));
         assert_eq!(s.set_knob("latency_min", "1s").unwrap_err().key, "latency_min");
+    }
+
+    #[test]
+    fn a_knob_cannot_set_what_a_repro_file_would_refuse() {
+        let mut s = Scenario::default();
+        let e = s.set_knob("max_events", "2000000").unwrap_err();
+        assert_eq!(
+            (e.key.as_str(), e.reason.as_str()),
+            ("max_events", "is 2000000; allowed: 1..=1000000")
+        );
+        assert_eq!(s.set_knob("outage_max", "2h").unwrap_err().key, "outage_max");
+        s.set_knob("max_events", "1000000").unwrap();
+        s.validate().unwrap();
     }
 
     #[test]
