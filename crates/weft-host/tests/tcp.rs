@@ -87,7 +87,7 @@ fn ipv6_sockets_reach_other_nodes_at_mapped_addresses() {
 
 #[test]
 fn a_full_window_makes_a_sender_wait_for_its_reader() {
-    let cfg = common::config("window", &["{id}", "{addr}", "{others}"], 2);
+    let cfg = common::config("window", &["{id}"], 2);
     let run = || {
         let mut d = Decisions::random(3);
         weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap()
