@@ -257,23 +257,11 @@ pub(crate) fn write(fd: c_int, iov: &[libc::iovec], off: i64) -> ssize_t {
     if total == 0 {
         return 0;
     }
-    let (mut v, mut in_v, mut sent) = (0usize, 0usize, 0usize);
+    let mut sent = 0usize;
     loop {
         let s = slot();
-        let mut n = 0;
-        while n < DATA_MAX && v < iov.len() {
-            let take = (iov[v].iov_len - in_v).min(DATA_MAX - n);
-            // SAFETY: iov[v] describes `iov_len` readable bytes of the caller's.
-            let src = unsafe { (iov[v].iov_base as *const u8).add(in_v) };
-            // SAFETY: take <= DATA_MAX - n: within the slot's data.
-            unsafe { ptr::copy_nonoverlapping(src, s.data.as_mut_ptr().add(n), take) };
-            n += take;
-            in_v += take;
-            if in_v == iov[v].iov_len {
-                v += 1;
-                in_v = 0;
-            }
-        }
+        // SAFETY: `iov` describes the caller's readable buffers.
+        let n = unsafe { crate::io::gather(iov, sent, &mut s.data) };
         sent += n;
         s.len = n as u32;
         let more = sent < total;

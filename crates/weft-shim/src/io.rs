@@ -103,6 +103,25 @@ pub(crate) unsafe fn iovecs<'a>(iov: *const libc::iovec, n: c_int) -> Option<&'a
     }
 }
 
+/// Copies the bytes of `iov` from offset `from` into `buf`, as many as fit; answers how many.
+pub(crate) unsafe fn gather(iov: &[libc::iovec], from: usize, buf: &mut [u8]) -> usize {
+    let (mut skip, mut n) = (from, 0);
+    for v in iov {
+        if skip >= v.iov_len {
+            skip -= v.iov_len;
+            continue;
+        }
+        let k = (v.iov_len - skip).min(buf.len() - n);
+        ptr::copy_nonoverlapping((v.iov_base as *const u8).add(skip), buf[n..].as_mut_ptr(), k);
+        n += k;
+        skip = 0;
+        if n == buf.len() {
+            break;
+        }
+    }
+    n
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn close(fd: c_int) -> c_int {
     if let Some(_g) = Guard::enter() {

@@ -5,19 +5,15 @@ use crate::prelude::*;
 use crate::time::{now_ns, ts_ns};
 
 /// Asks the host to wait on `slot().polls[..count]` until one is ready or `deadline` (absolute
-/// virtual ns, u64::MAX = never). Answers the number of ready entries.
-fn poll_host(count: usize, deadline: u64) -> i64 {
+/// virtual ns, u64::MAX = never); `write`: the wait is a blocking write's, for room (the host
+/// names it so). Answers the number of ready entries.
+fn poll_host(count: usize, deadline: u64, write: bool) -> i64 {
     let s = slot();
     s.args[0] = count as i64;
     s.args[1] = deadline as i64;
-    s.args[4] = WRITE_WAIT.with(|w| w.get()) as i64;
+    s.args[4] = write as i64;
     // SAFETY: callers check `active()` and hold the guard.
     unsafe { handoff(OP_POLL) }
-}
-
-std::thread_local! {
-    /// Set while a blocking write waits for room, so the host can name the wait so.
-    static WRITE_WAIT: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
 }
 
 /// Waits in the host until the simulated `fd` is writable (or in error), for a blocking write
@@ -26,11 +22,11 @@ std::thread_local! {
 /// # Safety
 /// Active, inside a hook (the guard held).
 pub(crate) unsafe fn await_room(fd: c_int) -> i64 {
-    slot().polls[0] = PollEntry { fd, events: libc::POLLOUT, revents: 0 };
-    WRITE_WAIT.with(|w| w.set(true));
-    let r = poll_loop(1, u64::MAX, false, || 0).min(0);
-    WRITE_WAIT.with(|w| w.set(false));
-    r
+    let s = slot();
+    s.polls[0] = PollEntry { fd, events: libc::POLLOUT, revents: 0 };
+    s.args[2] = 0; // no real descriptors to look at again
+    s.args[3] = 0;
+    poll_host(1, u64::MAX, true).min(0)
 }
 
 pub(crate) fn deadline_after_ms(ms: c_int) -> u64 {
@@ -80,7 +76,7 @@ pub(crate) unsafe fn poll_loop(
         slot().args[2] = has_real as i64;
         slot().args[3] = (again && real == 0) as i64;
         again = true;
-        let r = poll_host(count, if real > 0 { now_ns() } else { deadline });
+        let r = poll_host(count, if real > 0 { now_ns() } else { deadline }, false);
         if r < 0 {
             return r;
         }

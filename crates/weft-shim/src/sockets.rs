@@ -300,7 +300,7 @@ unsafe fn send_stream(fd: c_int, iov: &[libc::iovec], nonblock: bool) -> ssize_t
     let mut sent = 0usize;
     loop {
         let s = slot();
-        let n = gather(iov, sent, &mut s.data);
+        let n = crate::io::gather(iov, sent, &mut s.data);
         s.len = n as u32;
         s.args[0] = fd as i64;
         let mut r = handoff(OP_SENDTO);
@@ -318,25 +318,6 @@ unsafe fn send_stream(fd: c_int, iov: &[libc::iovec], nonblock: bool) -> ssize_t
             return sent as ssize_t;
         }
     }
-}
-
-/// Copies the bytes of `iov` from offset `from` into `buf`, as many as fit; answers how many.
-unsafe fn gather(iov: &[libc::iovec], from: usize, buf: &mut [u8]) -> usize {
-    let (mut skip, mut n) = (from, 0);
-    for v in iov {
-        if skip >= v.iov_len {
-            skip -= v.iov_len;
-            continue;
-        }
-        let k = (v.iov_len - skip).min(buf.len() - n);
-        ptr::copy_nonoverlapping((v.iov_base as *const u8).add(skip), buf[n..].as_mut_ptr(), k);
-        n += k;
-        skip = 0;
-        if n == buf.len() {
-            break;
-        }
-    }
-    n
 }
 
 /// Receives one datagram into `iov`; answers its full length, or -1/errno.

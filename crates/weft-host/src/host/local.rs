@@ -186,9 +186,11 @@ impl World<'_> {
 
     /// write() to a local object: the bytes taken, or -errno.
     pub(super) fn local_write(&mut self, node: u32, fd: i32, data: &[u8]) -> i64 {
-        let tx = match self.fds.local_mut(node, fd) {
+        // `pipe`: POSIX makes a pipe write of at most PIPE_BUF bytes all or nothing.
+        let (tx, pipe) = match self.fds.local_mut(node, fd) {
             None => return -(libc::EBADF as i64),
-            Some(Local::PipeWrite(p) | Local::Unix { tx: p, shut_wr: false, .. }) => *p,
+            Some(Local::PipeWrite(p)) => (*p, true),
+            Some(Local::Unix { tx: p, shut_wr: false, .. }) => (*p, false),
             Some(Local::Unix { .. }) => return -(libc::EPIPE as i64),
             Some(Local::PipeRead(_)) => return -(libc::EBADF as i64),
             Some(Local::EventFd { count, .. }) => {
@@ -207,7 +209,7 @@ impl World<'_> {
         match self.pipes.pipes.get_mut(&tx) {
             Some(p) if p.readers > 0 => {
                 let space = p.cap.saturating_sub(p.buf.len());
-                let atomic = p.cap == PIPE_CAPACITY && data.len() <= PIPE_BUF;
+                let atomic = pipe && data.len() <= PIPE_BUF;
                 if !data.is_empty() && (space == 0 || (atomic && space < data.len())) {
                     return -(libc::EAGAIN as i64);
                 }

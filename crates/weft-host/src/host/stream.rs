@@ -37,6 +37,13 @@ pub(super) enum Stream {
 /// a default socket before it blocks (a send buffer plus the peer's receive window).
 pub(super) const STREAM_WINDOW: usize = 256 * 1024;
 
+impl Conn {
+    /// How many more bytes end `end` may send before its window is full.
+    fn room(&self, end: usize) -> usize {
+        STREAM_WINDOW.saturating_sub(self.unread[1 - end])
+    }
+}
+
 pub(super) struct Conn {
     /// The socket of each end while it has one.
     ends: [Option<ObjId>; 2],
@@ -291,7 +298,7 @@ impl World<'_> {
         if c.shut[end] {
             return -(libc::EPIPE as i64);
         }
-        let space = STREAM_WINDOW.saturating_sub(c.unread[1 - end]);
+        let space = c.room(end);
         if space == 0 && !data.is_empty() {
             return -(libc::EAGAIN as i64);
         }
@@ -417,8 +424,7 @@ impl World<'_> {
                 if c.eof[end] {
                     re |= libc::POLLRDHUP;
                 }
-                let space = STREAM_WINDOW.saturating_sub(c.unread[1 - end]);
-                if space > 0 || c.reset || c.shut[end] {
+                if c.room(end) > 0 || c.reset || c.shut[end] {
                     re |= libc::POLLOUT;
                 }
                 if c.reset {
