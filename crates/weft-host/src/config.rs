@@ -22,6 +22,16 @@ pub enum Netns {
     Off,
 }
 
+/// Which users and groups a node's user namespace maps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Users {
+    /// Every id, when weft runs as root (files of every user, real `setuid`); otherwise only
+    /// weft's own, and the run's notes say so.
+    All,
+    /// Only weft's own user and group (the shim keeps a privilege drop's ids).
+    One,
+}
+
 /// Per-process resource limits, applied with `setrlimit` before the program starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
@@ -124,6 +134,7 @@ pub struct HostConfig {
     /// The port `{port}`/`{addr}`/`{peers}` name.
     pub port: u16,
     pub netns: Netns,
+    pub users: Users,
     /// Pin the host thread and every process to one CPU (hand-offs several times cheaper).
     pub pin_cpu: bool,
     /// The shim to preload; `None` uses the one embedded in this library.
@@ -156,6 +167,7 @@ impl HostConfig {
             hang_events: 100_000,
             port: 7000,
             netns: Netns::Auto,
+            users: Users::All,
             pin_cpu: true,
             shim: None,
             work_dir: None,
@@ -393,6 +405,14 @@ impl HostConfig {
             match self.netns {
                 Netns::Auto => "auto",
                 Netns::Off => "off",
+            }
+            .into(),
+        );
+        put(
+            "users",
+            match self.users {
+                Users::All => "all",
+                Users::One => "one",
             }
             .into(),
         );

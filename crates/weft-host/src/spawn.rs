@@ -3,6 +3,7 @@
 //! own user and network namespaces so an escaped system call cannot reach a real network.
 
 use crate::config::{Launch, Limits};
+use crate::idmap::{enter_namespaces, IdMaps};
 use crate::proto::{ENV_FD, ENV_SLOT};
 use crate::workdir::View;
 use std::cell::Cell;
@@ -31,6 +32,8 @@ pub(crate) struct SpawnSpec<'a> {
     pub(crate) slot: usize,
     pub(crate) cpu: Option<usize>,
     pub(crate) netns: bool,
+    /// Map every user and group in the namespace (weft runs as root and `users = all`).
+    pub(crate) all_users: bool,
     /// The node's simulated address (host byte order), given to `lo` in its namespace.
     pub(crate) ip: u32,
 }
@@ -195,7 +198,7 @@ pub fn netns_available() -> bool {
     *AVAILABLE.get_or_init(|| {
         let mut cmd = Command::new("/bin/true");
         cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
-        let maps = IdMaps::new();
+        let maps = IdMaps::new(false);
         // SAFETY: the closure calls only async-signal-safe functions on data built before fork.
         unsafe {
             cmd.pre_exec(move || enter_namespaces(&maps));
@@ -209,7 +212,7 @@ pub fn netns_available() -> bool {
 pub(crate) fn probe_view(view: &View) -> bool {
     let mut cmd = Command::new("/bin/true");
     cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
-    let maps = IdMaps::new();
+    let maps = IdMaps::new(false);
     let view = view.clone();
     // SAFETY: the closure calls only async-signal-safe functions on data built before fork.
     unsafe {
@@ -246,35 +249,6 @@ fn bind_view(view: &View, enter: bool) -> io::Result<()> {
         }
     }
     Ok(())
-}
-
-/// `/proc/self/{uid,gid}_map` contents mapping the caller's ids to themselves, built before a
-/// fork (nothing between fork and exec may allocate).
-struct IdMaps {
-    uid: Vec<u8>,
-    gid: Vec<u8>,
-}
-
-impl IdMaps {
-    fn new() -> IdMaps {
-        // SAFETY: getuid/getgid cannot fail.
-        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-        IdMaps {
-            uid: format!("0 {uid} 1\n").into_bytes(),
-            gid: format!("0 {gid} 1\n").into_bytes(),
-        }
-    }
-}
-
-/// Between fork and exec: a new user and network namespace, ids mapped to the caller's.
-fn enter_namespaces(maps: &IdMaps) -> io::Result<()> {
-    // SAFETY: unshare is async-signal-safe; failure is reported.
-    if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    write_proc_file(b"/proc/self/setgroups\0", b"deny")?;
-    write_proc_file(b"/proc/self/uid_map\0", &maps.uid)?;
-    write_proc_file(b"/proc/self/gid_map\0", &maps.gid)
 }
 
 /// A netlink RTM_NEWADDR request giving `lo` (ifindex 1) the address `ip`/32, built before
@@ -341,24 +315,6 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
-/// Writes `data` to the file at NUL-terminated `path` with raw calls (used between fork and
-/// exec, where only async-signal-safe functions may run).
-fn write_proc_file(path: &[u8], data: &[u8]) -> io::Result<()> {
-    // SAFETY: NUL-terminated path; open/write/close are async-signal-safe.
-    unsafe {
-        let fd = libc::open(path.as_ptr().cast(), libc::O_WRONLY);
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let n = libc::write(fd, data.as_ptr().cast(), data.len());
-        libc::close(fd);
-        if n != data.len() as isize {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
-}
-
 /// The search path every process gets.
 const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
@@ -394,7 +350,7 @@ pub(crate) fn spawn(spec: &SpawnSpec<'_>) -> io::Result<Spawned> {
         .env("LD_PRELOAD", spec.shim)
         .env(env_name(ENV_FD), CHILD_REGION_FD.to_string())
         .env(env_name(ENV_SLOT), spec.slot.to_string());
-    let maps = IdMaps::new();
+    let maps = IdMaps::new(spec.all_users);
     let address = add_address_request(spec.ip);
     let region_fd = spec.region_fd;
     let cpu = spec.cpu;

@@ -2,7 +2,7 @@
 //! interface so explore, replay and shrink work on them unchanged.
 
 use crate::cluster::Cluster;
-use crate::config::{split_args, Group, HostConfig, Limits, Netns, OnIdle};
+use crate::config::{split_args, Group, HostConfig, Limits, Netns, OnIdle, Users};
 use weft_check::history::HistoryModel;
 use weft_core::{
     Allowed, ConfigError, Decisions, Modality, Observer, OptionDecl, Outcome, PropertyInfo,
@@ -29,6 +29,7 @@ use weft_core::{
 /// | `hang_events` | `100000` | intercepted calls without time advancing that make a hang |
 /// | `port` | `7000` | the port the placeholders name |
 /// | `netns` | `auto` | `auto` (own user+net namespace where possible) or `off` |
+/// | `users` | `all` | `all` (every id mapped when weft runs as root) or `one` (weft's own) |
 /// | `pin` | `true` | pin host and processes to one CPU |
 /// | `shim` | empty | a shim .so to use instead of the embedded one |
 ///
@@ -101,6 +102,12 @@ const OPTIONS: &[OptionDecl] = &[
         "auto",
         Allowed::Word(&["auto", "off"]),
         "own user and network namespace",
+    ),
+    OptionDecl::new(
+        "users",
+        "all",
+        Allowed::Word(&["all", "one"]),
+        "ids the namespace maps (all: when root)",
     ),
     OptionDecl::new("pin", "true", Allowed::Bool, "pin to one CPU"),
     OptionDecl::new("shim", "", Allowed::Any, "shim .so path (default: embedded)"),
@@ -280,6 +287,11 @@ impl ProcessTarget {
             "off" => Netns::Off,
             v => return Err(ConfigError::bad_option("netns", v, "auto | off")),
         };
+        cfg.users = match info.option(spec, "users") {
+            "all" => Users::All,
+            "one" => Users::One,
+            v => return Err(ConfigError::bad_option("users", v, "all | one")),
+        };
         cfg.pin_cpu = info.parse_option(spec, "pin")?;
         let shim = info.option(spec, "shim");
         cfg.shim = (!shim.is_empty()).then(|| shim.into());
@@ -379,6 +391,7 @@ mod tests {
             ("time_limit", "1440m", "1441m"),
             ("on_idle", "pass", "sometimes"),
             ("netns", "off", "on"),
+            ("users", "one", "some"),
             ("pin", "false", "yes"),
         ] {
             assert!(

@@ -1,15 +1,25 @@
-//! Credentials under weft's user namespace, where the kernel maps one user and denies
-//! `setgroups`: a daemon's privilege drop (initgroups, setgid, seteuid and back, setuid)
-//! succeeds as it would for root, the ids follow the kernel's rules afterwards (no way back to
-//! root, no `setgroups`, no `chown` to another user) and survive `exec`.
+//! Credentials under weft's user namespace. With `users = one` (and whenever weft is not root)
+//! the kernel maps one user and denies `setgroups`, and the shim keeps a privilege drop's ids;
+//! with `users = all` and weft running as root every id is mapped and the calls are the
+//! kernel's. Either way a daemon's privilege drop (initgroups, setgid, seteuid and back,
+//! setuid) succeeds as it would for root, the ids follow the kernel's rules afterwards (no way
+//! back to root, no `setgroups`, no `chown` to another user) and survive `exec`; only with
+//! every id mapped do other users' files and a real `chown` behave as for root on the machine.
 
 mod common;
 use weft_core::{Decisions, NullObserver, Outcome, Scenario};
+use weft_host::Users;
 
 #[test]
 fn a_privilege_drop_works_as_for_root_and_sticks() {
+    privilege_drop(Users::One);
+    privilege_drop(Users::All);
+}
+
+fn privilege_drop(users: Users) {
     let nobody = nix_user("nobody");
-    let cfg = common::config("creds", &[], 1);
+    let mut cfg = common::config("creds", &[], 1);
+    cfg.users = users;
     let mut d = Decisions::random(1);
     let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
     let text = out.render();
@@ -35,7 +45,55 @@ fn a_privilege_drop_works_as_for_root_and_sticks() {
         "setuid(0) after exec: Operation not permitted".into(),
     ];
     for line in want {
-        assert!(text.contains(&line), "missing {line:?} in:\n{text}");
+        assert!(text.contains(&line), "{users:?}: missing {line:?} in:\n{text}");
+    }
+}
+
+/// A file of user 4242, readable by its owner only, in a folder anyone may enter.
+fn their_file() -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("their-files");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let file = dir.join("theirs");
+    std::fs::write(&file, "their secret\n").unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::os::unix::fs::chown(&file, Some(4242), Some(4242)).unwrap();
+    file
+}
+
+#[test]
+fn other_users_files_are_as_for_root_when_every_id_is_mapped() {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: only root can map every id (and make a file of another user)");
+        return;
+    }
+    let file = their_file();
+    let run = |users| {
+        let mut cfg = common::config("owners", &[file.to_str().unwrap()], 1);
+        cfg.users = users;
+        cfg.work_dir = Some(file.parent().unwrap().join("work"));
+        let mut d = Decisions::random(1);
+        let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
+        assert_eq!(out.report.outcome, Outcome::Pass, "{}", out.render());
+        out.render()
+    };
+    let all = run(Users::All);
+    for line in [
+        "read their file: their secret",
+        "chown: ok, owner now 4242:4242",
+        "drop: ok, the kernel's uid 4242",
+    ] {
+        assert!(all.contains(line), "users = all: missing {line:?} in:\n{all}");
+    }
+    let one = run(Users::One);
+    for line in [
+        "read their file: Permission denied",
+        "chown: ok, owner now 0:0",
+        "drop: ok, the kernel's uid 0",
+    ] {
+        assert!(one.contains(line), "users = one: missing {line:?} in:\n{one}");
     }
 }
 

@@ -1,5 +1,7 @@
-//! Credentials inside weft's user namespace. A process runs as root of its own user namespace,
-//! in which only that one user and one group are mapped and the kernel denies `setgroups(2)`.
+//! Credentials inside a user namespace that maps one user (weft not root, or `users = one`;
+//! as root weft maps every id and these calls are the kernel's). A process runs as root of its
+//! own user namespace, in which only that one user and one group are mapped and the kernel
+//! denies `setgroups(2)`.
 //! Daemons started as root drop their privileges (`initgroups`, `setgid`, `setuid` to the user
 //! their configuration names: mosquitto, dnsmasq, memcached `-u`) and exit when that fails. In
 //! such a namespace the shim keeps the process's ids itself: real, effective and saved user and

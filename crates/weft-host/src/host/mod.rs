@@ -351,6 +351,25 @@ pub(crate) struct World<'a> {
     /// on the host's CPU, so they cannot answer while it spins).
     spin: u32,
     netns: bool,
+    /// Every id mapped in the processes' user namespaces.
+    all_users: bool,
+}
+
+/// Whether the namespaces map every id: asked for (the default) and weft runs as root; else a
+/// note says what a node cannot do.
+fn all_users(cfg: &HostConfig, notes: &mut Vec<String>) -> bool {
+    if cfg.users != crate::config::Users::All {
+        return false;
+    }
+    let root = crate::idmap::can_map_all();
+    if !root {
+        notes.push(
+            "weft is not root: a node's namespace maps only weft's own user (files of other \
+             users refuse access; a privilege drop is kept by the shim)"
+                .to_string(),
+        );
+    }
+    root
 }
 
 /// Runs the configured program once. Never panics on the target's behaviour: process exits,
@@ -390,6 +409,7 @@ pub(crate) fn run(
             ok
         }
     };
+    let all_users = netns && all_users(cfg, &mut notes);
     let pin = if cfg.pin_cpu { pin_current_thread() } else { None };
     // Spin only when the processes can run beside the host: pinned to another CPU, or not
     // pinned at all with two CPUs or more (the scheduler spreads two busy threads over them).
@@ -441,6 +461,7 @@ pub(crate) fn run(
         cpu: pin.as_ref().map(|p| p.child_cpu),
         spin,
         netns,
+        all_users,
     };
     let result = world.run_loop();
     world.kill_all();

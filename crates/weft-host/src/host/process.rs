@@ -16,6 +16,7 @@ impl World<'_> {
             slot,
             cpu: self.cpu,
             netns: self.netns,
+            all_users: self.all_users,
             ip: node_ip(node),
         })?;
         self.procs.push(Proc {
