@@ -49,8 +49,8 @@ pub(crate) fn enter_namespaces(maps: &IdMaps) -> io::Result<()> {
     match helped {
         Helped::Mapped => return Ok(()),
         Helped::Unshared => {}
-        // SAFETY: unshare is async-signal-safe; failure is reported.
         Helped::No => {
+            // SAFETY: unshare is async-signal-safe; failure is reported.
             if unsafe { libc::unshare(NAMESPACES) } != 0 {
                 return Err(io::Error::last_os_error());
             }
