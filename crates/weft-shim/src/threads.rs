@@ -265,8 +265,8 @@ pub unsafe extern "C" fn pthread_cond_broadcast(c: *mut libc::pthread_cond_t) ->
 /// `syscall(2)` itself: futexes (Rust's std locks, condition variables, channels and parking
 /// call `syscall(SYS_futex, …)`) wait and wake in the host; `SYS_clone`/`SYS_clone3` and
 /// `SYS_exit` go to `clone`; the numbers of other hooked calls (time, identity, randomness,
-/// sleeping) to their hooks; every other number goes to libc, where the seccomp trap reports
-/// the ones that would escape (a socket call on a simulated descriptor, say).
+/// sleeping; descriptors, sockets, files and mappings: `rawcalls`) to their hooks; every other
+/// number goes to libc, where the seccomp trap reports the ones that would escape.
 #[no_mangle]
 pub unsafe extern "C" fn syscall(
     nr: c_long,
@@ -302,6 +302,9 @@ pub unsafe extern "C" fn syscall(
                 );
             }
         }
+    }
+    if let Some(r) = crate::rawcalls::descriptor_call(nr, [a1, a2, a3, a4, a5, a6]) {
+        return r;
     }
     real!(syscall: fn(c_long, c_long, c_long, c_long, c_long, c_long, c_long) -> c_long)(
         nr, a1, a2, a3, a4, a5, a6,

@@ -1,0 +1,113 @@
+//! `syscall(2)` with the number of a descriptor, socket, file or mapping call the shim hooks:
+//! the call goes to the hook, as if the program had called the libc function of that name.
+//! Libraries make some of their calls this way — libuv (bind9's `named` and `dig`, Node.js)
+//! closes and duplicates descriptors and sends and receives datagram batches with
+//! `syscall(SYS_close)`, `SYS_dup3`, `SYS_sendmmsg`/`SYS_recvmmsg`; Python lists directories
+//! with `SYS_getdents64`, absl maps memory with `SYS_mmap`. Passed to libc, a socket call on a
+//! simulated descriptor was caught by the seccomp trap (exit 4), but a `close` or `dup3`, which
+//! the trap cannot tell from the shim's own, reached the kernel unseen: the host never heard of
+//! the close, so a peer never saw end-of-file. Both conventions answer -1 and `errno` on
+//! failure, so a hook's answer is the system call's.
+
+use crate::prelude::*;
+use libc::{sockaddr, socklen_t};
+
+/// The hook's answer for system call `nr` with arguments `a`, or `None` when the shim hooks no
+/// call of that number (then libc makes it).
+pub(crate) unsafe fn descriptor_call(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
+    let p = |i: usize| a[i] as *mut c_void;
+    let i = |k: usize| a[k] as c_int;
+    let u = |k: usize| a[k] as usize;
+    let r = match nr {
+        libc::SYS_read => crate::io::read(i(0), p(1), u(2)) as c_long,
+        libc::SYS_write => crate::io::write(i(0), p(1), u(2)) as c_long,
+        libc::SYS_readv => crate::io::readv(i(0), p(1).cast(), i(2)) as c_long,
+        libc::SYS_writev => crate::io::writev(i(0), p(1).cast(), i(2)) as c_long,
+        libc::SYS_pread64 => crate::files::pread64(i(0), p(1), u(2), a[3]) as c_long,
+        libc::SYS_pwrite64 => crate::files::pwrite64(i(0), p(1), u(2), a[3]) as c_long,
+        libc::SYS_lseek => crate::datadir::lseek(i(0), a[1], i(2)) as c_long,
+        libc::SYS_close => crate::io::close(i(0)) as c_long,
+        libc::SYS_dup => crate::io::dup(i(0)) as c_long,
+        libc::SYS_dup2 => crate::io::dup2(i(0), i(1)) as c_long,
+        libc::SYS_dup3 => crate::io::dup3(i(0), i(1), i(2)) as c_long,
+        libc::SYS_fcntl => crate::io::fcntl(i(0), i(1), a[2] as c_ulong) as c_long,
+        libc::SYS_ioctl => crate::io::ioctl(i(0), a[1] as c_ulong, p(2)) as c_long,
+        libc::SYS_fsync => crate::files::fsync(i(0)) as c_long,
+        libc::SYS_fdatasync => crate::files::fdatasync(i(0)) as c_long,
+        libc::SYS_ftruncate => crate::files::ftruncate(i(0), a[1]) as c_long,
+        libc::SYS_open => crate::files::open(p(0).cast(), i(1), a[2] as c_uint) as c_long,
+        libc::SYS_openat => crate::files::openat(i(0), p(1).cast(), i(2), a[3] as c_uint) as c_long,
+        libc::SYS_fstat => crate::diskstat::fstat(i(0), p(1).cast()) as c_long,
+        libc::SYS_newfstatat => {
+            crate::diskstat::fstatat(i(0), p(1).cast(), p(2).cast(), i(3)) as c_long
+        }
+        libc::SYS_statx => {
+            crate::diskstat::statx(i(0), p(1).cast(), i(2), a[3] as c_uint, p(4).cast()) as c_long
+        }
+        libc::SYS_getdents64 => crate::disklist::getdents64(i(0), p(1), u(2)) as c_long,
+        libc::SYS_mmap => crate::diskmmap::mmap(p(0), u(1), i(2), i(3), i(4), a[5]) as c_long,
+        libc::SYS_munmap => crate::diskmmap::munmap(p(0), u(1)) as c_long,
+        _ => return socket_call(nr, a).or_else(|| local_call(nr, a)),
+    };
+    Some(r)
+}
+
+/// The socket calls among them.
+unsafe fn socket_call(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
+    use crate::sockets as s;
+    let p = |i: usize| a[i] as *mut c_void;
+    let i = |k: usize| a[k] as c_int;
+    let sa = |k: usize| a[k] as *mut sockaddr;
+    let len = |k: usize| a[k] as *mut socklen_t;
+    let r = match nr {
+        libc::SYS_socket => s::socket(i(0), i(1), i(2)) as c_long,
+        libc::SYS_bind => s::bind(i(0), sa(1), a[2] as socklen_t) as c_long,
+        libc::SYS_connect => s::connect(i(0), sa(1), a[2] as socklen_t) as c_long,
+        libc::SYS_listen => s::listen(i(0), i(1)) as c_long,
+        libc::SYS_accept => s::accept(i(0), sa(1), len(2)) as c_long,
+        libc::SYS_accept4 => s::accept4(i(0), sa(1), len(2), i(3)) as c_long,
+        libc::SYS_shutdown => s::shutdown(i(0), i(1)) as c_long,
+        libc::SYS_getsockname => s::getsockname(i(0), sa(1), len(2)) as c_long,
+        libc::SYS_getpeername => s::getpeername(i(0), sa(1), len(2)) as c_long,
+        libc::SYS_getsockopt => s::getsockopt(i(0), i(1), i(2), p(3), len(4)) as c_long,
+        libc::SYS_setsockopt => s::setsockopt(i(0), i(1), i(2), p(3), a[4] as socklen_t) as c_long,
+        libc::SYS_sendto => {
+            s::sendto(i(0), p(1), a[2] as usize, i(3), sa(4), a[5] as socklen_t) as c_long
+        }
+        libc::SYS_recvfrom => s::recvfrom(i(0), p(1), a[2] as usize, i(3), sa(4), len(5)) as c_long,
+        libc::SYS_sendmsg => s::sendmsg(i(0), p(1).cast(), i(2)) as c_long,
+        libc::SYS_recvmsg => s::recvmsg(i(0), p(1).cast(), i(2)) as c_long,
+        libc::SYS_sendmmsg => s::sendmmsg(i(0), p(1).cast(), a[2] as c_uint, i(3)) as c_long,
+        libc::SYS_recvmmsg => {
+            s::recvmmsg(i(0), p(1).cast(), a[2] as c_uint, i(3), p(4).cast()) as c_long
+        }
+        _ => return None,
+    };
+    Some(r)
+}
+
+/// Pipes, socketpairs, eventfds, polling and epoll.
+unsafe fn local_call(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
+    let p = |i: usize| a[i] as *mut c_void;
+    let i = |k: usize| a[k] as c_int;
+    let r = match nr {
+        libc::SYS_pipe => crate::local::pipe(p(0).cast()) as c_long,
+        libc::SYS_pipe2 => crate::local::pipe2(p(0).cast(), i(1)) as c_long,
+        libc::SYS_socketpair => crate::local::socketpair(i(0), i(1), i(2), p(3).cast()) as c_long,
+        libc::SYS_eventfd2 => crate::local::eventfd(a[0] as c_uint, i(1)) as c_long,
+        libc::SYS_eventfd => crate::local::eventfd(a[0] as c_uint, 0) as c_long,
+        libc::SYS_poll => crate::poll::poll(p(0).cast(), a[1] as libc::nfds_t, i(2)) as c_long,
+        libc::SYS_ppoll => {
+            crate::poll::ppoll(p(0).cast(), a[1] as libc::nfds_t, p(2).cast(), p(3).cast())
+                as c_long
+        }
+        libc::SYS_epoll_create1 => crate::epoll::epoll_create1(i(0)) as c_long,
+        libc::SYS_epoll_ctl => crate::epoll::epoll_ctl(i(0), i(1), i(2), p(3).cast()) as c_long,
+        libc::SYS_epoll_wait => crate::epoll::epoll_wait(i(0), p(1).cast(), i(2), i(3)) as c_long,
+        libc::SYS_epoll_pwait => {
+            crate::epoll::epoll_pwait(i(0), p(1).cast(), i(2), i(3), p(4).cast()) as c_long
+        }
+        _ => return None,
+    };
+    Some(r)
+}
