@@ -33,9 +33,10 @@ static EPOLLS: [EpollSet; EPOLL_MAX] = [const {
 }; EPOLL_MAX];
 
 /// Readiness bits a read-side call (read, recv, accept) can change.
-pub(crate) const READ_SIDE: u32 = (libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLPRI) as u32;
+pub(crate) const READ_SIDE: u32 =
+    (libc::EPOLLIN | libc::EPOLLRDNORM | libc::EPOLLRDHUP | libc::EPOLLPRI) as u32;
 /// Readiness bits a write-side call (write, send, connect) can change.
-pub(crate) const WRITE_SIDE: u32 = libc::EPOLLOUT as u32;
+pub(crate) const WRITE_SIDE: u32 = (libc::EPOLLOUT | libc::EPOLLWRNORM) as u32;
 
 /// Edge-triggered emulation: `fd` was just read from or written to, so its readiness may have
 /// changed and the next wait may report `bits` again. Linux reports a new edge when data
@@ -212,7 +213,8 @@ unsafe fn epoll_common(
             }
         }
         if fd >= 0 {
-            s.polls[n] = PollEntry { fd: fd as i32, events: (ev & 0xffff) as i16, revents: 0 };
+            let events = crate::poll::norm_in((ev & 0xffff) as u16 as i16);
+            s.polls[n] = PollEntry { fd: fd as i32, events, revents: 0 };
             idx[n] = i;
             n += 1;
         }
@@ -232,7 +234,8 @@ unsafe fn epoll_common(
     let s = slot();
     let mut dropped = false;
     for (entry, &i) in s.polls[..n].iter().zip(&idx[..n]) {
-        let mut revents = entry.revents as u16 as u32;
+        let asked = set.events[i].load(Ordering::Relaxed) as u16 as i16;
+        let mut revents = crate::poll::norm_out(asked, entry.revents) as u16 as u32;
         if revents & libc::POLLNVAL as u32 != 0 {
             // No longer open (closed behind the shim's back): Linux would have dropped it.
             set.fds[i].store(-1, Ordering::Relaxed);

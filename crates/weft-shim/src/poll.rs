@@ -103,6 +103,33 @@ pub(crate) unsafe fn await_real(fd: c_int, events: i16) {
     poll_loop(0, u64::MAX, true, || real_poll_now(&mut p));
 }
 
+/// What the host is asked to watch for: `POLLRDNORM` and `POLLWRNORM` (varnish polls a
+/// connecting socket for `POLLWRNORM`) are `POLLIN` and `POLLOUT` on sockets, pipes and the
+/// other simulated descriptors, as on Linux.
+pub(crate) fn norm_in(events: i16) -> i16 {
+    let mut ev = events;
+    if ev & libc::POLLRDNORM != 0 {
+        ev |= libc::POLLIN;
+    }
+    if ev & libc::POLLWRNORM != 0 {
+        ev |= libc::POLLOUT;
+    }
+    ev
+}
+
+/// What the program is answered: the `*NORM` bits beside `POLLIN`/`POLLOUT`, and only the
+/// conditions it asked for, besides those poll always reports.
+pub(crate) fn norm_out(asked: i16, got: i16) -> i16 {
+    let mut re = got;
+    if re & libc::POLLIN != 0 {
+        re |= libc::POLLRDNORM;
+    }
+    if re & libc::POLLOUT != 0 {
+        re |= libc::POLLWRNORM;
+    }
+    re & (asked | libc::POLLERR | libc::POLLHUP | libc::POLLNVAL)
+}
+
 unsafe fn poll_common(fds: *mut libc::pollfd, n: libc::nfds_t, deadline: u64) -> c_int {
     let n = n as usize;
     if n > POLL_MAX {
@@ -116,7 +143,8 @@ unsafe fn poll_common(fds: *mut libc::pollfd, n: libc::nfds_t, deadline: u64) ->
     for i in 0..n {
         let p = &*fds.add(i);
         let sim = fdtable::host_polled(p.fd);
-        s.polls[i] = PollEntry { fd: if sim { p.fd } else { -1 }, events: p.events, revents: 0 };
+        let fd = if sim { p.fd } else { -1 };
+        s.polls[i] = PollEntry { fd, events: norm_in(p.events), revents: 0 };
         if !sim && p.fd >= 0 {
             real[nreal] = libc::pollfd { fd: p.fd, events: p.events, revents: 0 };
             real_at[nreal] = i;
@@ -129,7 +157,8 @@ unsafe fn poll_common(fds: *mut libc::pollfd, n: libc::nfds_t, deadline: u64) ->
     }
     let s = slot();
     for i in 0..n {
-        (*fds.add(i)).revents = s.polls[i].revents;
+        let p = &mut *fds.add(i);
+        p.revents = norm_out(p.events, s.polls[i].revents);
     }
     for (rp, &i) in real[..nreal].iter().zip(&real_at[..nreal]) {
         (*fds.add(i)).revents = rp.revents;
