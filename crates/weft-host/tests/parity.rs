@@ -46,6 +46,13 @@ fn ipv6_beside_ipv4() {
     parity("ipv6");
 }
 
+/// libuv's `syscall(SYS_close)`, `SYS_dup3` and datagram batches, a datagram's `IP_PKTINFO`
+/// (dnsmasq drops queries without one), poll's `POLLRDNORM`/`POLLWRNORM` (varnish's connect).
+#[test]
+fn calls_made_through_syscall_and_packet_information() {
+    parity("rawcalls");
+}
+
 #[test]
 fn nonblock() {
     parity("nonblock");

@@ -106,6 +106,19 @@ fn set(ip: u32, port: u16) {
 
 /// Writes the slot's address to a caller's `sockaddr` in `fd`'s family (truncating like the
 /// kernel does).
+/// An address (as a slot carries it) as an IPv6 socket shows it: `::` for 0, `::1`, or IPv4
+/// as `::ffff:a.b.c.d`.
+pub(crate) fn v6_bytes(ip: u32) -> [u8; 16] {
+    match ip {
+        0 => [0; 16],
+        LOOPBACK6 => [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
+        ip => {
+            let [p, q, r, t] = ip.to_be_bytes();
+            [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, p, q, r, t]
+        }
+    }
+}
+
 pub(crate) unsafe fn get(fd: c_int, addr: *mut sockaddr, len: *mut socklen_t) {
     if addr.is_null() || len.is_null() {
         return;
@@ -115,14 +128,7 @@ pub(crate) unsafe fn get(fd: c_int, addr: *mut sockaddr, len: *mut socklen_t) {
         let mut a: libc::sockaddr_in6 = core::mem::zeroed();
         a.sin6_family = libc::AF_INET6 as libc::sa_family_t;
         a.sin6_port = s.addr_port.to_be();
-        a.sin6_addr.s6_addr = match s.addr_ip {
-            0 => [0; 16],
-            LOOPBACK6 => [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
-            ip => {
-                let [p, q, r, t] = ip.to_be_bytes();
-                [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, p, q, r, t]
-            }
-        };
+        a.sin6_addr.s6_addr = v6_bytes(s.addr_ip);
         copy_out(&a, addr, len);
     } else {
         let mut a: libc::sockaddr_in = core::mem::zeroed();

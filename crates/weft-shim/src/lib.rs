@@ -72,12 +72,14 @@ mod io;
 mod local;
 mod machine;
 mod pidcalls;
+mod pktinfo;
 
 mod poll;
 mod popen;
 mod process;
 mod procfs;
 mod random;
+mod rawcalls;
 mod sigfd;
 mod signals;
 mod slot;

@@ -90,7 +90,8 @@ pub const OP_GETSOCKNAME: u32 = 6;
 /// `args[0]` fd; `data[..len]` to `addr` (port 0 and ip 0 = connected peer).
 pub const OP_SENDTO: u32 = 7;
 /// `args[0]` fd, `args[1]` = 1 if non-blocking, `args[2]` = timeout ns (0 = none),
-/// `args[3]` = capacity, `args[4]` = 1 to peek. Answer: data, `len`, source in `addr`.
+/// `args[3]` = capacity, `args[4]` = 1 to peek. Answer: data, `len`, source in `addr`; for a
+/// datagram, the address it was sent to in `args[5]` (its `IP_PKTINFO`).
 pub const OP_RECVFROM: u32 = 8;
 /// `args[0]` = count, `args[1]` = absolute deadline ns or u64::MAX; `polls[..count]`;
 /// `args[2]` = 1 if the caller also watches real descriptors (it is woken to look again when
@@ -180,6 +181,10 @@ pub const SPACE_V6: u8 = 2;
 /// The node's IPv6 loopback `::1` in a slot's `addr_ip` (the only IPv6 address a simulated
 /// node has; traffic to it stays on the node, in `SPACE_V6`).
 pub const LOOPBACK6: u32 = 1;
+/// Node `k`'s IPv4 address is `NODE_IP_BASE + k` (127.1.0.1, 127.1.0.2, …).
+pub const NODE_IP_BASE: u32 = u32::from_be_bytes([127, 1, 0, 1]);
+/// IPv4 `127.0.0.1`: a node's own loopback (traffic to it stays on the node).
+pub const LOCALHOST: u32 = u32::from_be_bytes([127, 0, 0, 1]);
 
 // Child processes (ops 40+; 31-39 are other families').
 /// The calling thread is about to `fork`. Answer: the child's slot (>= 0) or -errno, and its

@@ -462,6 +462,16 @@ pub unsafe extern "C" fn recv(fd: c_int, buf: *mut c_void, len: size_t, flags: c
     recvfrom(fd, buf, len, flags, ptr::null_mut(), ptr::null_mut())
 }
 
+/// The control messages of what `fd` just received (the slot still holds the host's answer):
+/// a datagram's packet information when asked for, else none.
+unsafe fn control(fd: c_int, m: &mut libc::msghdr) {
+    if fdtable::kind(fd) == FdKind::SimUdp {
+        crate::pktinfo::fill(fd, m, slot().args[5] as u32, inetaddr::is_v6(fd));
+    } else {
+        m.msg_controllen = 0;
+    }
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn recvmsg(fd: c_int, msg: *mut libc::msghdr, flags: c_int) -> ssize_t {
     if let Some(_g) = Guard::enter() {
@@ -484,8 +494,8 @@ pub unsafe extern "C" fn recvmsg(fd: c_int, msg: *mut libc::msghdr, flags: c_int
             );
             if r >= 0 {
                 m.msg_namelen = if m.msg_name.is_null() { 0 } else { alen };
-                m.msg_controllen = 0;
                 m.msg_flags = if trunc { libc::MSG_TRUNC } else { 0 };
+                control(fd, m);
             }
             return r;
         }
@@ -561,8 +571,8 @@ pub unsafe extern "C" fn recvmmsg(
                     return if got == 0 { -1 } else { got };
                 }
                 h.msg_namelen = if h.msg_name.is_null() { 0 } else { alen };
-                h.msg_controllen = 0;
                 h.msg_flags = if trunc { libc::MSG_TRUNC } else { 0 };
+                control(fd, h);
                 m.msg_len = r as c_uint;
                 got += 1;
                 if flags & libc::MSG_WAITFORONE != 0 {

@@ -91,10 +91,10 @@ impl RunOutput {
     }
 }
 
+use crate::proto::LOCALHOST;
 /// The first simulated address: node `i` is `127.1.0.(i + 1)`. Loopback on purpose: were a
 /// datagram ever to escape, it could not leave the machine.
-pub const NODE_IP_BASE: u32 = u32::from_be_bytes([127, 1, 0, 1]);
-const LOCALHOST: u32 = u32::from_be_bytes([127, 0, 0, 1]);
+pub use crate::proto::NODE_IP_BASE;
 
 /// Real-time bound on one hand-off (a program in a busy loop with no intercepted call).
 const WALL_STALL_SECS: u64 = 20;

@@ -16,6 +16,9 @@ pub(super) struct Datagram {
     /// The sender's address; [`LOOPBACK6`] for IPv6 traffic on the node.
     pub(super) src_ip: u32,
     pub(super) src_port: u16,
+    /// The address the sender named: the receiver's own, its loopback (`127.0.0.1` or
+    /// [`LOOPBACK6`]) when the sender was the node itself.
+    pub(super) dst_ip: u32,
     pub(super) data: Vec<u8>,
 }
 
@@ -411,8 +414,8 @@ impl World<'_> {
         for at in arrivals {
             self.seq += 1;
             let space = space_of(ip);
-            let src_ip = if space == SPACE_V6 { LOOPBACK6 } else { node_ip(node) };
-            let dgram = Datagram { src_ip, src_port, data: data.clone() };
+            let dgram =
+                Datagram { src_ip: source(node, ip), src_port, dst_ip: ip, data: data.clone() };
             let flight = Flight { from: node, to, port, space, msg, dgram };
             self.flights.insert((at, self.seq), flight);
         }
@@ -492,5 +495,15 @@ fn write_dgram(slot: &mut Slot, d: &Datagram) {
     slot.len = n as u32;
     slot.addr_ip = d.src_ip;
     slot.addr_port = d.src_port;
+    slot.args[5] = d.dst_ip as i64;
     slot.ret = n as i64;
+}
+
+/// The source address of a datagram node `node` sends to `to`: as Linux picks it, the
+/// loopback for the node's own loopback, the node's address otherwise.
+fn source(node: u32, to: u32) -> u32 {
+    match to {
+        LOOPBACK6 | LOCALHOST => to,
+        _ => node_ip(node),
+    }
 }

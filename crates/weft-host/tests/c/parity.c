@@ -21,6 +21,7 @@
 #include <sys/random.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <signal.h>
 #include <sys/time.h>
 #include <time.h>
@@ -68,6 +69,74 @@ static int udp_bound(struct sockaddr_in *a) {
     getsockname(fd, (struct sockaddr *)a, &l);
     a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     return fd;
+}
+
+/* Descriptor and socket calls made through syscall(2), as libuv makes them (named, dig,
+ * Node.js): datagram batches, dup3 and close of a TCP connection (the peer must see
+ * end-of-file); a datagram's IP_PKTINFO; poll's POLLRDNORM/POLLWRNORM. */
+static void raw_calls(void) {
+    struct sockaddr_in a, b;
+    int fa = udp_bound(&a), fb = udp_bound(&b);
+    int on = 1;
+    printf("IP_PKTINFO %d\n", setsockopt(fb, IPPROTO_IP, IP_PKTINFO, &on, sizeof on));
+    struct mmsghdr mm[2];
+    struct iovec mi[2] = {{"one", 3}, {"four", 4}};
+    memset(mm, 0, sizeof mm);
+    for (int i = 0; i < 2; i++) {
+        mm[i].msg_hdr.msg_name = &b;
+        mm[i].msg_hdr.msg_namelen = sizeof b;
+        mm[i].msg_hdr.msg_iov = &mi[i];
+        mm[i].msg_hdr.msg_iovlen = 1;
+    }
+    printf("syscall sendmmsg %ld\n", syscall(SYS_sendmmsg, fa, mm, 2, 0));
+    struct pollfd p = {fb, POLLRDNORM | POLLWRNORM, 0};
+    usleep(50000);
+    int ready = poll(&p, 1, 1000);
+    printf("poll %d RDNORM %d WRNORM %d IN %d\n", ready, !!(p.revents & POLLRDNORM),
+           !!(p.revents & POLLWRNORM), !!(p.revents & POLLIN));
+    char rb[2][8];
+    char ctl[2][CMSG_SPACE(sizeof(struct in_pktinfo))];
+    struct iovec ri[2] = {{rb[0], 8}, {rb[1], 8}};
+    struct mmsghdr rmm[2];
+    memset(rmm, 0, sizeof rmm);
+    for (int i = 0; i < 2; i++) {
+        rmm[i].msg_hdr.msg_iov = &ri[i];
+        rmm[i].msg_hdr.msg_iovlen = 1;
+        rmm[i].msg_hdr.msg_control = ctl[i];
+        rmm[i].msg_hdr.msg_controllen = sizeof ctl[i];
+    }
+    long n = syscall(SYS_recvmmsg, fb, rmm, 2, 0, NULL);
+    printf("syscall recvmmsg %ld total %u\n", n, rmm[0].msg_len + rmm[1].msg_len);
+    for (int i = 0; i < n; i++) {
+        struct cmsghdr *c = CMSG_FIRSTHDR(&rmm[i].msg_hdr);
+        int ok = c && c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO;
+        struct in_pktinfo *pi = ok ? (struct in_pktinfo *)CMSG_DATA(c) : NULL;
+        printf("pktinfo %d ifindex %d to %s\n", ok, pi ? pi->ipi_ifindex : -1,
+               pi ? inet_ntoa(pi->ipi_addr) : "-");
+    }
+    close(fa);
+    close(fb);
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in t;
+    memset(&t, 0, sizeof t);
+    t.sin_family = AF_INET;
+    t.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(l, (struct sockaddr *)&t, sizeof t);
+    listen(l, 1);
+    socklen_t tl = sizeof t;
+    getsockname(l, (struct sockaddr *)&t, &tl);
+    t.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int c = socket(AF_INET, SOCK_STREAM, 0);
+    printf("connect %d\n", connect(c, (struct sockaddr *)&t, sizeof t));
+    int s2 = accept(l, NULL, NULL);
+    printf("syscall dup3 %d\n", syscall(SYS_dup3, c, 50, 0) == 50);
+    printf("write on the copy %zd\n", write(50, "ab", 2));
+    printf("syscall close %ld %ld\n", syscall(SYS_close, c), syscall(SYS_close, 50));
+    char buf[8];
+    ssize_t got = read(s2, buf, sizeof buf);
+    printf("server read %zd, then %zd (end of file)\n", got, read(s2, buf, sizeof buf));
+    close(s2);
+    close(l);
 }
 
 /* IPv6 on one host: a v6-only listener beside an IPv4 one on the same port, a dual-stack
@@ -290,6 +359,8 @@ int main(int argc, char **argv) {
         printf("short recv %zd\n", n);
         close(fa);
         close(fb);
+    } else if (!strcmp(s, "rawcalls")) {
+        raw_calls();
     } else if (!strcmp(s, "nonblock")) {
         struct sockaddr_in a;
         int fd = udp_bound(&a);
