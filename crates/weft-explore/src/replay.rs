@@ -37,6 +37,9 @@ pub struct Divergence {
     pub index: u64,
     pub first: Option<Event>,
     pub second: Option<Event>,
+    /// How each run ended: the outcome and its event count (a run that ended early, or the
+    /// same trace judged differently, shows here).
+    pub ends: [String; 2],
 }
 
 impl std::fmt::Display for Divergence {
@@ -47,11 +50,14 @@ impl std::fmt::Display for Divergence {
         };
         write!(
             f,
-            "seed {}: runs differ first at event {}\n  first run:  {}\n  second run: {}",
+            "seed {}: runs differ first at event {}\n  first run:  {}\n  second run: {}\n  \
+             first run ended: {}\n  second run ended: {}",
             self.seed,
             self.index,
             show(&self.first),
-            show(&self.second)
+            show(&self.second),
+            self.ends[0],
+            self.ends[1],
         )
     }
 }
@@ -73,10 +79,12 @@ pub fn check_seed(runner: &dyn Runner, scenario: &Scenario, seed: u64) -> Option
     let index = (0..n)
         .find(|&i| ea.get(i).map(|e| e.hash) != eb.get(i).map(|e| e.hash) || ea.get(i) != eb.get(i))
         .unwrap_or(n);
+    let end = |r: &RunReport| format!("{} after {} events", r.outcome, r.events);
     Some(Divergence {
         seed,
         index: index as u64,
         first: ea.get(index).cloned(),
         second: eb.get(index).cloned(),
+        ends: [end(&ra), end(&rb)],
     })
 }

@@ -66,4 +66,7 @@ fn a_deliberately_nondeterministic_node_is_caught_at_its_first_differing_event()
     assert_eq!(first.kind, weft_core::EventKind::Send);
     assert_ne!(first.summary, second.summary);
     assert!(d.to_string().contains(&format!("first at event {}", d.index)));
+    // How each run ended is said too (two runs can share a trace and still end apart).
+    let ended = format!("first run ended: {} after {} events", a.outcome, a.events);
+    assert!(d.to_string().contains(&ended), "{d}");
 }
