@@ -1,6 +1,6 @@
-//! Randomness: `getrandom`, `getentropy`, the names `mkstemp` and its variants make, and the
-//! bytes behind an opened `/dev/urandom` or `/dev/random` come from this process's SplitMix64
-//! stream, seeded by the host at hello.
+//! Randomness: `getrandom`, `getentropy`, the `arc4random` family, the names `mkstemp` and
+//! its variants make, and the bytes behind an opened `/dev/urandom` or `/dev/random` come from
+//! this process's SplitMix64 stream, seeded by the host at hello.
 
 use crate::prelude::*;
 
@@ -52,6 +52,52 @@ pub unsafe extern "C" fn getentropy(buf: *mut c_void, len: size_t) -> c_int {
         }
     }
     real!(getentropy: fn(*mut c_void, size_t) -> c_int)(buf, len)
+}
+
+/// glibc's `arc4random*` make the `getrandom` system call themselves, which the seccomp trap
+/// catches and serves: a signal and two symbol-table searches per call. unbound draws its
+/// 65,536-entry port table with `arc4random_uniform` at start: seconds of CPU under the trap,
+/// which a loaded machine stretched past the spin detector's window (a nondeterministic
+/// "spins without an intercepted call"). Served here, a call costs a few instructions and,
+/// like the trap it replaces, no hand-off.
+#[no_mangle]
+pub unsafe extern "C" fn arc4random() -> u32 {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            return next_random() as u32;
+        }
+    }
+    real!(arc4random: fn() -> u32)()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn arc4random_buf(buf: *mut c_void, len: size_t) {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            return fill_random(buf as *mut u8, len);
+        }
+    }
+    real!(arc4random_buf: fn(*mut c_void, size_t) -> ())(buf, len)
+}
+
+/// Uniform in `0..upper` (0 for `upper` < 2), by rejecting the draws below `2^32 mod upper`.
+#[no_mangle]
+pub unsafe extern "C" fn arc4random_uniform(upper: u32) -> u32 {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            if upper < 2 {
+                return 0;
+            }
+            let min = upper.wrapping_neg() % upper;
+            loop {
+                let r = next_random() as u32;
+                if r >= min {
+                    return r % upper;
+                }
+            }
+        }
+    }
+    real!(arc4random_uniform: fn(u32) -> u32)(upper)
 }
 
 /// Bytes of deterministic randomness behind an opened `/dev/urandom` or `/dev/random`.

@@ -299,6 +299,28 @@ int main(int argc, char **argv) {
         }
         printf("urandom read big %zu\n", total);
         close(fd);
+        /* The arc4random family, drawn as unbound draws its port table at start. */
+        static unsigned short ports[65536];
+        int in_range = 1;
+        for (unsigned i = 0; i < 65536; i++) ports[i] = (unsigned short)i;
+        for (unsigned i = 65535; i > 0; i--) {
+            unsigned j = arc4random_uniform(i + 1);
+            in_range &= j <= i;
+            unsigned short t = ports[i];
+            ports[i] = ports[j];
+            ports[j] = t;
+        }
+        unsigned long sum = 0;
+        for (unsigned i = 0; i < 65536; i++) sum += ports[i];
+        printf("arc4random_uniform in range %d, a permutation %d, 0 and 1 give 0: %u %u\n",
+               in_range, sum == 65535UL * 65536 / 2, arc4random_uniform(0), arc4random_uniform(1));
+        memset(a, 0, sizeof a);
+        arc4random_buf(a, 31);
+        int nonzero = 0;
+        for (int i = 0; i < 31; i++) nonzero += a[i] != 0;
+        printf("arc4random_buf filled %d, left the last byte %d\n", nonzero > 20, a[31] == 0);
+        unsigned x = arc4random(), y = arc4random();
+        printf("arc4random twice differs %d\n", x != y);
     } else if (!strcmp(s, "ipv6")) {
         ipv6_scenario();
     } else if (!strcmp(s, "udp")) {
