@@ -53,6 +53,13 @@ fn calls_made_through_syscall_and_packet_information() {
     parity("rawcalls");
 }
 
+/// Waits on a named clock (libstdc++'s `wait_until`), timed read-write locks, `pthread_once`
+/// with the initialiser on another thread.
+#[test]
+fn clock_waits_timed_rwlocks_and_once() {
+    parity("clockwaits");
+}
+
 #[test]
 fn nonblock() {
     parity("nonblock");

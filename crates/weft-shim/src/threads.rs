@@ -176,7 +176,7 @@ pub unsafe extern "C" fn pthread_mutex_unlock(m: *mut libc::pthread_mutex_t) -> 
     r
 }
 
-unsafe fn cond_wait_common(
+pub(crate) unsafe fn cond_wait_common(
     c: *mut libc::pthread_cond_t,
     m: *mut libc::pthread_mutex_t,
     deadline: u64,
@@ -233,7 +233,7 @@ pub unsafe extern "C" fn pthread_cond_timedwait(
 }
 
 /// Wakes one or all simulated waiters on the condition (or semaphore, rwlock) at `addr`.
-unsafe fn cond_signal_common(addr: *const c_void, all: bool) {
+pub(crate) unsafe fn cond_signal_common(addr: *const c_void, all: bool) {
     let s = slot();
     s.args[0] = addr as i64;
     s.args[1] = all as i64;
@@ -400,7 +400,7 @@ unsafe fn futex_simulated(
 // address (as a condition variable) until whoever releases it signals that address.
 
 /// Waits on `addr` in the host until signalled or `deadline`; answers 0 or -ETIMEDOUT.
-unsafe fn wait_on(addr: *const c_void, deadline: u64) -> i64 {
+pub(crate) unsafe fn wait_on(addr: *const c_void, deadline: u64) -> i64 {
     let s = slot();
     s.args[0] = addr as i64;
     s.args[1] = 0;
@@ -418,7 +418,7 @@ unsafe fn deadline_from_abs(abstime: *const libc::timespec) -> u64 {
 }
 
 /// The shared loop: `try_take` until it succeeds (0), fails otherwise, or `deadline` passes.
-unsafe fn take_or_wait(
+pub(crate) unsafe fn take_or_wait(
     addr: *const c_void,
     deadline: u64,
     busy: c_int,
@@ -438,7 +438,7 @@ unsafe fn take_or_wait(
 }
 
 /// sem_trywait reports "taken" as -1/EAGAIN; normalise to an error number.
-unsafe fn sem_try(sem: *mut libc::sem_t) -> c_int {
+pub(crate) unsafe fn sem_try(sem: *mut libc::sem_t) -> c_int {
     if real!(sem_trywait: fn(*mut libc::sem_t) -> c_int)(sem) == 0 {
         0
     } else {

@@ -21,6 +21,7 @@
 #include <sys/random.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <semaphore.h>
 #include <sys/syscall.h>
 #include <signal.h>
 #include <sys/time.h>
@@ -137,6 +138,86 @@ static void raw_calls(void) {
     printf("server read %zd, then %zd (end of file)\n", got, read(s2, buf, sizeof buf));
     close(s2);
     close(l);
+}
+
+/* The waits on a named clock, timed read-write locks and pthread_once, each both ways: woken
+ * in time by another thread, and timing out. */
+static pthread_mutex_t cw_m = PTHREAD_MUTEX_INITIALIZER, held = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cw_c = PTHREAD_COND_INITIALIZER;
+static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+static sem_t cw_sem;
+static int cw_flag, once_runs;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static struct timespec in_ms(clockid_t clock, long ms) {
+    struct timespec t;
+    clock_gettime(clock, &t);
+    t.tv_nsec += ms * 1000000L;
+    t.tv_sec += t.tv_nsec / 1000000000L;
+    t.tv_nsec %= 1000000000L;
+    return t;
+}
+
+static void once_init(void) {
+    usleep(10000); /* the other caller must wait for this */
+    once_runs++;
+}
+
+static void *cw_helper(void *arg) {
+    (void)arg;
+    pthread_once(&once, once_init);
+    usleep(10000);
+    pthread_mutex_lock(&cw_m);
+    cw_flag = 1;
+    pthread_cond_signal(&cw_c);
+    pthread_mutex_unlock(&cw_m);
+    usleep(10000);
+    sem_post(&cw_sem);
+    usleep(10000);
+    pthread_mutex_unlock(&held);
+    pthread_rwlock_rdlock(&rw);
+    usleep(100000);
+    pthread_rwlock_unlock(&rw);
+    return NULL;
+}
+
+static void clock_waits(void) {
+    sem_init(&cw_sem, 0, 0);
+    pthread_mutex_lock(&held);
+    pthread_t t;
+    pthread_create(&t, NULL, cw_helper, NULL);
+    pthread_once(&once, once_init);
+    printf("once: initialiser ran %d time(s) before either caller went on\n", once_runs);
+    pthread_mutex_lock(&cw_m);
+    struct timespec d = in_ms(CLOCK_MONOTONIC, 1000);
+    int r = 0;
+    while (!cw_flag && r == 0) r = pthread_cond_clockwait(&cw_c, &cw_m, CLOCK_MONOTONIC, &d);
+    printf("cond_clockwait woken %d\n", r == 0 && cw_flag);
+    d = in_ms(CLOCK_MONOTONIC, 5);
+    printf("cond_clockwait times out %d\n",
+           pthread_cond_clockwait(&cw_c, &cw_m, CLOCK_MONOTONIC, &d) == ETIMEDOUT);
+    d = in_ms(CLOCK_MONOTONIC, 5);
+    printf("cond_clockwait on a CPU clock %d\n",
+           pthread_cond_clockwait(&cw_c, &cw_m, CLOCK_PROCESS_CPUTIME_ID, &d) == EINVAL);
+    pthread_mutex_unlock(&cw_m);
+    d = in_ms(CLOCK_REALTIME, 1000);
+    printf("sem_clockwait posted %d\n", sem_clockwait(&cw_sem, CLOCK_REALTIME, &d) == 0);
+    d = in_ms(CLOCK_MONOTONIC, 5);
+    printf("sem_clockwait times out %d\n",
+           sem_clockwait(&cw_sem, CLOCK_MONOTONIC, &d) == -1 && errno == ETIMEDOUT);
+    d = in_ms(CLOCK_MONOTONIC, 1000);
+    pthread_mutex_t *h = &held;
+    printf("mutex_clocklock %d\n", pthread_mutex_clocklock(h, CLOCK_MONOTONIC, &d) == 0);
+    usleep(20000); /* the helper now holds the read lock for 100 ms */
+    d = in_ms(CLOCK_REALTIME, 10);
+    printf("rwlock_timedwrlock times out %d\n", pthread_rwlock_timedwrlock(&rw, &d) == ETIMEDOUT);
+    d = in_ms(CLOCK_MONOTONIC, 1000);
+    printf("rwlock_clockwrlock %d\n", pthread_rwlock_clockwrlock(&rw, CLOCK_MONOTONIC, &d) == 0);
+    pthread_rwlock_unlock(&rw);
+    d = in_ms(CLOCK_REALTIME, 10);
+    printf("rwlock_timedrdlock %d\n", pthread_rwlock_timedrdlock(&rw, &d) == 0);
+    pthread_rwlock_unlock(&rw);
+    pthread_join(t, NULL);
 }
 
 /* IPv6 on one host: a v6-only listener beside an IPv4 one on the same port, a dual-stack
@@ -383,6 +464,8 @@ int main(int argc, char **argv) {
         close(fb);
     } else if (!strcmp(s, "rawcalls")) {
         raw_calls();
+    } else if (!strcmp(s, "clockwaits")) {
+        clock_waits();
     } else if (!strcmp(s, "nonblock")) {
         struct sockaddr_in a;
         int fd = udp_bound(&a);
