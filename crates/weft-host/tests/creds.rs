@@ -84,6 +84,7 @@ fn other_users_files_are_as_for_root_when_every_id_is_mapped() {
         "read their file: their secret",
         "chown: ok, owner now 4242:4242",
         "drop: ok, the kernel's uid 4242",
+        "parent-death signal after the drop: 9",
     ] {
         assert!(all.contains(line), "users = all: missing {line:?} in:\n{all}");
     }
@@ -92,6 +93,7 @@ fn other_users_files_are_as_for_root_when_every_id_is_mapped() {
         "read their file: Permission denied",
         "chown: ok, owner now 0:0",
         "drop: ok, the kernel's uid 0",
+        "parent-death signal after the drop: 9",
     ] {
         assert!(one.contains(line), "users = one: missing {line:?} in:\n{one}");
     }

@@ -302,6 +302,23 @@ pub unsafe extern "C" fn getresgid(r: *mut u32, e: *mut u32, s: *mut u32) -> c_i
     real!(getresgid: fn(*mut u32, *mut u32, *mut u32) -> c_int)(r, e, s)
 }
 
+/// The kernel's `call`, keeping the process's parent-death signal: the kernel clears it when
+/// an effective id changes, and weft's nodes hold one (`SIGKILL` when the host goes), so a
+/// daemon that really dropped its privileges (every id mapped) outlived an interrupted weft.
+fn keeping_death_signal(call: impl FnOnce() -> c_int) -> c_int {
+    let mut sig: c_int = 0;
+    let get = [libc::PR_GET_PDEATHSIG as i64, &mut sig as *mut c_int as i64, 0, 0, 0, 0];
+    // SAFETY: PR_GET_PDEATHSIG writes one int into a local.
+    let had = unsafe { sys::raw(libc::SYS_prctl, get) } == 0 && sig != 0;
+    let r = call();
+    if had {
+        let set = [libc::PR_SET_PDEATHSIG as i64, sig as i64, 0, 0, 0, 0];
+        // SAFETY: a plain prctl on this process.
+        unsafe { sys::raw(libc::SYS_prctl, set) };
+    }
+    r
+}
+
 /// A `set*id` hook: kept here, or the kernel's.
 macro_rules! setter {
     ($name:ident ($($a:ident),*) => $kept:expr) => {
@@ -310,7 +327,7 @@ macro_rules! setter {
             if kept() {
                 return $kept;
             }
-            real!($name: fn($(setter!(@t $a)),*) -> c_int)($($a),*)
+            keeping_death_signal(|| real!($name: fn($(setter!(@t $a)),*) -> c_int)($($a),*))
         }
     };
     (@t $a:ident) => { u32 };

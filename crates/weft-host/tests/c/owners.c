@@ -1,11 +1,13 @@
 /* Files of other users under weft's user namespace. usage: owners FILE, FILE owned by a user
  * other than weft's, readable by its owner only: reads it, chowns a file of its own to that
- * user, drops to that user and reads the kernel's (not the shim's) ids of it in /proc. */
+ * user, drops to that user and reads the kernel's (not the shim's) ids of it in /proc, and
+ * whether it still dies with weft (the kernel clears the parent-death signal at a drop). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -42,5 +44,8 @@ int main(int argc, char **argv) {
     printf("chown: %s, owner now %u:%u\n", r == 0 ? "ok" : strerror(errno), st.st_uid, st.st_gid);
     r = setgid(theirs.st_gid) || setuid(theirs.st_uid);
     printf("drop: %s, the kernel's uid %s\n", r == 0 ? "ok" : strerror(errno), kernel_uid());
+    int sig = 0;
+    prctl(PR_GET_PDEATHSIG, &sig);
+    printf("parent-death signal after the drop: %d\n", sig);
     return 0;
 }
