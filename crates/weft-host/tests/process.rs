@@ -41,6 +41,13 @@ fn parity_args(args: &[&str]) -> weft_host::RunOutput {
     out
 }
 
+/// A process-shared semaphore and a shared futex in memory mapped before a fork (PostgreSQL's
+/// semaphores): the child's post and wake reach the parent (they once stalled it for good).
+#[test]
+fn process_shared_semaphores_and_futexes_wake_across_fork() {
+    parity("pshared");
+}
+
 #[test]
 fn fork_and_the_wait_family() {
     parity("wait");

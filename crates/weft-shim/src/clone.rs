@@ -66,6 +66,7 @@ unsafe fn clear_tid(k: usize) {
         let s = slot();
         s.args[0] = ctid as i64;
         s.args[1] = 1;
+        s.args[2] = 0; // the kernel's wake of a thread id is a private one
         handoff(OP_FUTEX_WAKE);
     }
 }

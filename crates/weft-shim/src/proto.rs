@@ -124,7 +124,8 @@ pub const OP_MUTEX_UNLOCK: u32 = 19;
 /// Unlocked the mutex `args[1]`; wait on the condition variable `args[0]` until signalled or
 /// until the absolute virtual time `args[2]` (u64::MAX = never). Answer 0 or -ETIMEDOUT.
 pub const OP_COND_WAIT: u32 = 20;
-/// Signal the condition variable `args[0]` (`args[1]` = 1: broadcast).
+/// Signal the condition variable `args[0]` (`args[1]` = 1: broadcast; `args[2]` = 1: a
+/// process-shared object, so waiters on that address in every process of the node wake).
 pub const OP_COND_SIGNAL: u32 = 21;
 /// Creating the thread announced in slot `args[0]` failed: forget it.
 pub const OP_THREAD_ABORT: u32 = 22;
@@ -150,7 +151,8 @@ pub const OP_SOCKERR: u32 = 28;
 /// address (already checked to hold the expected value), `args[1]` = absolute deadline ns or
 /// u64::MAX. Answer 0 when woken, -ETIMEDOUT.
 pub const OP_FUTEX_WAIT: u32 = 29;
-/// Wake up to `args[1]` futex waiters on address `args[0]`. Answer: how many were woken.
+/// Wake up to `args[1]` futex waiters on address `args[0]` (`args[2]` = 1: a shared futex,
+/// without `FUTEX_PRIVATE_FLAG`: in every process of the node). Answer: how many were woken.
 pub const OP_FUTEX_WAKE: u32 = 30;
 /// Descriptor `args[1]` now refers to the socket `args[0]` refers to (`dup`, `dup2`, `dup3`,
 /// `fcntl(F_DUPFD*)`, already done natively; a socket `args[1]` held was closed first by an

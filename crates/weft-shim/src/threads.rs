@@ -234,10 +234,26 @@ pub unsafe extern "C" fn pthread_cond_timedwait(
 
 /// Wakes one or all simulated waiters on the condition (or semaphore, rwlock) at `addr`.
 pub(crate) unsafe fn cond_signal_common(addr: *const c_void, all: bool) {
+    signal_in(addr, all, false);
+}
+
+/// Wakes waiters on `addr` in this process, or (`shared`) in every process of the node: a
+/// process-shared object lives in memory mapped before a fork, at the same address in each
+/// (PostgreSQL's semaphores in its main shared segment). A waiter woken by an unrelated object
+/// at the same address elsewhere looks again and waits again.
+pub(crate) unsafe fn signal_in(addr: *const c_void, all: bool, shared: bool) {
     let s = slot();
     s.args[0] = addr as i64;
     s.args[1] = all as i64;
+    s.args[2] = shared as i64;
     handoff(OP_COND_SIGNAL);
+}
+
+/// Whether glibc's `sem_t` at `sem` was made process-shared (`sem_init` with `pshared` set, or
+/// `sem_open`): the word after its 64-bit value is then glibc's `FUTEX_SHARED`, which is
+/// `FUTEX_PRIVATE_FLAG` (128; a private semaphore has 0 there).
+unsafe fn sem_shared(sem: *const libc::sem_t) -> bool {
+    (*(sem as *const u8).add(8).cast::<u32>()) == libc::FUTEX_PRIVATE_FLAG as u32
 }
 
 #[no_mangle]
@@ -385,6 +401,7 @@ unsafe fn futex_simulated(
             let s = slot();
             s.args[0] = word as i64;
             s.args[1] = val as i64;
+            s.args[2] = (op & libc::FUTEX_PRIVATE_FLAG == 0) as i64;
             ret_errno(handoff(OP_FUTEX_WAKE)) as c_long
         }
         _ => unsupported(
@@ -485,7 +502,7 @@ pub unsafe extern "C" fn sem_post(sem: *mut libc::sem_t) -> c_int {
     let r = real!(sem_post: fn(*mut libc::sem_t) -> c_int)(sem);
     if let Some(_g) = Guard::enter() {
         if active() && r == 0 {
-            cond_signal_common(sem as *const c_void, true);
+            signal_in(sem as *const c_void, true, sem_shared(sem));
         }
     }
     r

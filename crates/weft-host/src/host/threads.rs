@@ -68,9 +68,10 @@ impl World<'_> {
 
     pub(super) fn op_futex_wake(&mut self, c: Caller, slot: &mut Slot) -> Reply {
         let addr = slot.args[0] as u64;
+        let shared = slot.args[2] != 0;
         let mut waiters: Vec<usize> = (0..self.threads.len())
             .filter(|&j| {
-                self.threads[j].proc == c.p
+                self.reaches(c, j, shared)
                     && matches!(self.threads[j].wait, Wait::Futex { addr: a, .. } if a == addr)
             })
             .collect();
@@ -88,9 +89,10 @@ impl World<'_> {
 
     pub(super) fn op_cond_signal(&mut self, c: Caller, slot: &mut Slot) -> Reply {
         let addr = slot.args[0] as u64;
+        let shared = slot.args[2] != 0;
         let waiters: Vec<usize> = (0..self.threads.len())
             .filter(|&j| {
-                self.threads[j].proc == c.p && self.threads[j].wait.cond_addr() == Some(addr)
+                self.reaches(c, j, shared) && self.threads[j].wait.cond_addr() == Some(addr)
             })
             .collect();
         let woken: Vec<usize> = if slot.args[1] != 0 || waiters.len() <= 1 {
@@ -103,6 +105,17 @@ impl World<'_> {
             self.answer(j, 0);
         }
         Reply::Ret(0)
+    }
+
+    /// Whether a wake by caller `c` reaches thread `j`: in the caller's process, or (`shared`: a
+    /// process-shared object) in any process of its node.
+    fn reaches(&self, c: Caller, j: usize, shared: bool) -> bool {
+        let p = self.threads[j].proc;
+        if shared {
+            self.procs[p].node == c.node
+        } else {
+            p == c.p
+        }
     }
 
     /// Wakes every thread of process `p` waiting for the mutex at `addr` (they retry), also

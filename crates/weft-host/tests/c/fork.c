@@ -13,6 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/mman.h>
+#include <semaphore.h>
+#include <linux/futex.h>
+#include <stdatomic.h>
 #include <sys/wait.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -541,6 +545,36 @@ static int mode_sigpipe(void) {
     return 0;
 }
 
+/* Process-shared waits, as PostgreSQL's: in memory mapped shared before a fork, the parent
+ * waits on a semaphore a child posts, then on a shared futex (no FUTEX_PRIVATE_FLAG) the child
+ * wakes. */
+static int mode_pshared(void) {
+    struct shared { sem_t sem; atomic_int word; } *sh =
+        mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    sem_init(&sh->sem, 1, 0);
+    atomic_store(&sh->word, 0);
+    pid_t c = fork();
+    if (c == 0) {
+        usleep(10000);
+        printf("child posts\n");
+        sem_post(&sh->sem);
+        usleep(10000);
+        atomic_store(&sh->word, 1);
+        printf("child wakes the futex\n");
+        syscall(SYS_futex, &sh->word, FUTEX_WAKE, 1, NULL, NULL, 0);
+        _exit(0);
+    }
+    sem_wait(&sh->sem);
+    printf("parent: semaphore taken\n");
+    while (atomic_load(&sh->word) == 0)
+        syscall(SYS_futex, &sh->word, FUTEX_WAIT, 0, NULL, NULL, 0);
+    printf("parent: futex woken, word %d\n", atomic_load(&sh->word));
+    int status;
+    waitpid(c, &status, 0);
+    printf("child exited %d\n", WEXITSTATUS(status));
+    return 0;
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char *m = argc > 1 ? argv[1] : "wait";
@@ -565,6 +599,7 @@ int main(int argc, char **argv) {
     if (!strcmp(m, "exec-quiet")) return sleep(1);
     if (!strcmp(m, "inherit")) return mode_inherit(argv[0]);
     if (!strcmp(m, "exec-print")) return mode_exec_print(argc > 2 ? argv[2] : "1");
+    if (!strcmp(m, "pshared")) return mode_pshared();
     if (!strcmp(m, "socket")) return mode_socket(argc > 2 ? atoi(argv[2]) : 7000);
     fprintf(stderr, "unknown mode %s\n", m);
     return 2;
