@@ -88,3 +88,18 @@ fn dig_asks_dnsmasq_which_asks_named() {
         runs_twice_alike("dns.toml", &lines);
     }
 }
+
+#[test]
+fn postgres_initdb_and_pgbench_run_on_forked_backends() {
+    let bin = "/usr/lib/postgresql/15/bin";
+    let need = [format!("{bin}/postgres"), format!("{bin}/pgbench"), format!("{bin}/pg_isready")];
+    if installed(&need.iter().map(String::as_str).collect::<Vec<_>>()) {
+        let lines = [
+            "LOG:  database system is ready to accept connections",
+            "creating primary keys...",
+            "number of transactions actually processed: 100/100",
+            "number of failed transactions: 0 (0.000%)",
+        ];
+        runs_twice_alike("postgres.toml", &lines);
+    }
+}
