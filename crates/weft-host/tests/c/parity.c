@@ -25,6 +25,7 @@
 #include <sys/syscall.h>
 #include <signal.h>
 #include <sys/time.h>
+#include <sys/times.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -343,6 +344,14 @@ int main(int argc, char **argv) {
         printf("timespec_get %d\n", timespec_get(&ts, TIME_UTC));
         printf("after 2020 %d\n", t > 1577836800);
         printf("bad clock %d errno EINVAL %d\n", clock_gettime((clockid_t)12345, &ts), errno == EINVAL);
+        struct tms tb;
+        clock_t t0 = times(&tb);
+        long m2 = ns(CLOCK_MONOTONIC);
+        usleep(200000);
+        clock_t t1 = times(&tb);
+        long waited = (ns(CLOCK_MONOTONIC) - m2) / 10000000; /* in ticks of 10 ms */
+        printf("times() advances with the monotonic clock %d\n",
+               t1 - t0 >= waited - 1 && t1 - t0 <= waited + 1 && waited >= 20);
     } else if (!strcmp(s, "sleep")) {
         long a = ns(CLOCK_MONOTONIC);
         struct timespec req = {0, 20000000}, rem;
