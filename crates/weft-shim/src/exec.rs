@@ -295,8 +295,10 @@ unsafe fn exec_simulated(
         e = e.add(1);
     }
     env[n] = ptr::null();
+    crate::tsc::across_exec(false);
     let r = sys::raw(libc::SYS_execve, [path as i64, argv as i64, env.as_ptr() as i64, 0, 0, 0]);
     let errno = *libc::__errno_location();
+    crate::tsc::across_exec(true);
     libc::fcntl(region, libc::F_SETFD, libc::FD_CLOEXEC);
     set_errno(errno);
     r as c_int

@@ -90,6 +90,7 @@ mod text;
 mod threads;
 mod time;
 mod timers;
+mod tsc;
 mod vmspace;
 
 /// What every hook module uses: C types, the protocol, the hand-off and the descriptor table.

@@ -278,6 +278,45 @@ fn terminate(sig: c_int) -> ! {
     sys::exit_group(128 + sig)
 }
 
+/// A `SIGSEGV` that was not the counter's (see `tsc`): the program's disposition, as the
+/// kernel would apply it. A handler is called with the kernel's arguments; the default action,
+/// or an ignored fault (which the kernel does not let a program ignore), ends the process by
+/// the signal: the kernel's default is put back and the fault re-runs, or a sent signal is
+/// raised again.
+///
+/// # Safety
+/// From the shim's kernel `SIGSEGV` handler, with its arguments.
+pub(crate) unsafe fn run_fault_handler(sig: c_int, info: *mut libc::siginfo_t, ctx: *mut c_void) {
+    let h = HANDLER[sig as usize].load(Ordering::Relaxed) as usize;
+    let flags = FLAGS[sig as usize].load(Ordering::Relaxed);
+    let sent = (*info).si_code <= 0; // SI_USER, SI_TKILL, SI_QUEUE: not a fault
+    match h {
+        libc::SIG_IGN if sent => {}
+        libc::SIG_DFL | libc::SIG_IGN => {
+            let mut dfl: libc::sigaction = core::mem::zeroed();
+            dfl.sa_sigaction = libc::SIG_DFL;
+            real!(sigaction: fn(c_int, *const libc::sigaction, *mut libc::sigaction) -> c_int)(
+                sig,
+                &dfl,
+                ptr::null_mut(),
+            );
+            if sent {
+                raise_real(sig);
+            }
+        }
+        f => {
+            if flags & libc::SA_RESETHAND as u64 != 0 {
+                HANDLER[sig as usize].store(0, Ordering::Relaxed);
+            }
+            if flags & libc::SA_SIGINFO as u64 != 0 {
+                core::mem::transmute::<usize, Handler3>(f)(sig, info, ctx);
+            } else {
+                core::mem::transmute::<usize, Handler1>(f)(sig);
+            }
+        }
+    }
+}
+
 fn raise_real(sig: c_int) {
     // SAFETY: tgkill to this very thread; the kernel delivers before the call returns.
     unsafe {
@@ -339,7 +378,9 @@ unsafe fn sigaction_sim(
         return 0;
     }
     let h = (*act).sa_sigaction;
-    if bit(sig) & KERNEL_SIGNALS != 0 && sig != libc::SIGSYS {
+    // SIGSYS and (while the counter is trapped) SIGSEGV stay the shim's in the kernel.
+    let shims = sig == libc::SIGSYS || (sig == libc::SIGSEGV && crate::tsc::trapping());
+    if bit(sig) & KERNEL_SIGNALS != 0 && !shims {
         let r = real!(sigaction: fn(c_int, *const libc::sigaction, *mut libc::sigaction) -> c_int)(
             sig,
             act,

@@ -188,6 +188,7 @@ fn init() {
         libc::setvbuf(stdout, ptr::null_mut(), libc::_IOLBF, 0);
     }
     sys::install_escape_trap();
+    crate::tsc::install();
     crate::signals::isolate();
     crate::exec::watch_unseen_forks();
 

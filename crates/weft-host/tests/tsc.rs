@@ -1,0 +1,52 @@
+//! The time-stamp counter (`tests/c/tsc.c`): `rdtsc` and `rdtscp` read virtual time (a 1 GHz
+//! counter on `CLOCK_MONOTONIC`'s reading), so every run reads the same values; the vDSO's own
+//! counter read still gives it the real time; a program's `SIGSEGV` handler still catches its
+//! faults and a raised `SIGSEGV`, a fault with the default disposition still ends the process
+//! by that signal, and an exec'd image (whose loader reads the counter first) starts.
+
+mod common;
+use weft_core::{Decisions, NullObserver, Outcome, Scenario};
+
+fn run(args: &[&str]) -> weft_host::RunOutput {
+    let cfg = common::config("tsc", args, 1);
+    let mut d = Decisions::random(3);
+    weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap()
+}
+
+#[test]
+fn the_counter_reads_virtual_time_and_faults_still_reach_the_program() {
+    let out = run(&[]);
+    assert_eq!(out.report.outcome, Outcome::Pass, "{}", out.render());
+    let text: Vec<&str> = out.lines.iter().map(|l| l.text.as_str()).collect();
+    assert_eq!(
+        text,
+        [
+            "counter 1000000000000 then 1000001000000 after 1 ms, aux 0",
+            "the vDSO's clock_gettime 0, after 2026 1",
+            "own handler reported back 1",
+            "null read caught by own handler: signal 11",
+            "raised SIGSEGV reached own handler 1",
+            "counter after the handlers moves on 1",
+        ]
+    );
+    assert_eq!(run(&[]).report.trace_hash, out.report.trace_hash, "two runs alike");
+}
+
+#[test]
+fn a_fault_with_the_default_disposition_still_kills() {
+    let out = run(&["die"]);
+    match &out.report.outcome {
+        Outcome::TargetCrashed { detail } => {
+            assert!(detail.contains("killed by signal 11"), "{detail}")
+        }
+        other => panic!("expected a crash, got {other}"),
+    }
+}
+
+#[test]
+fn an_execd_image_starts_and_reads_the_counter() {
+    let out = run(&["exec"]);
+    assert_eq!(out.report.outcome, Outcome::Pass, "{}", out.render());
+    let text: Vec<&str> = out.lines.iter().map(|l| l.text.as_str()).collect();
+    assert_eq!(text, ["exec'd image reads the counter: 1"]);
+}
