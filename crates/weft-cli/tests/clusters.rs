@@ -77,7 +77,7 @@ fn a_redis_cluster_forms_and_redirects_a_client() {
 fn dig_asks_dnsmasq_which_asks_named() {
     if installed(&["/usr/sbin/named", "/usr/sbin/dnsmasq", "/usr/bin/dig"]) {
         let lines = [
-            "n0 | 01-Jan-2026 00:00:00.040 running",
+            " running\n", // named's start log (its time moves with the path it prints)
             "n1 | dnsmasq[1001]: forwarded www.example.test to 127.1.0.1#7000",
             "n2 | 10.9.8.7\n",
             "n1 | dnsmasq[20006]: reply ns.example.test is 10.9.8.1",
