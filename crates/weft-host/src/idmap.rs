@@ -42,8 +42,8 @@ pub(crate) fn can_map_all() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-/// Between fork and exec: a new user and network namespace, ids mapped by a helper when weft
-/// is root (every id), else by the process itself (its own id alone).
+/// Between fork and exec: new user, network and IPC namespaces, ids mapped by a helper when
+/// weft is root (every id), else by the process itself (its own id alone).
 pub(crate) fn enter_namespaces(maps: &IdMaps) -> io::Result<()> {
     let helped = if maps.full { enter_fully_mapped() } else { Helped::No };
     match helped {
@@ -61,7 +61,10 @@ pub(crate) fn enter_namespaces(maps: &IdMaps) -> io::Result<()> {
     write_proc_file(b"/proc/self/gid_map\0", &maps.gid)
 }
 
-const NAMESPACES: libc::c_int = libc::CLONE_NEWUSER | libc::CLONE_NEWNET;
+/// A user namespace, a network namespace and an IPC namespace (System V shared memory,
+/// semaphores and message queues of the node's own: ids from 0 in every run, gone with the
+/// node's last process, never another run's).
+const NAMESPACES: libc::c_int = libc::CLONE_NEWUSER | libc::CLONE_NEWNET | libc::CLONE_NEWIPC;
 
 /// How far the helper got.
 enum Helped {

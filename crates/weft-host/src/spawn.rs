@@ -225,8 +225,9 @@ pub(crate) fn probe_view(view: &View) -> bool {
 }
 
 /// Between fork and exec, in the new user namespace: a mount namespace of the process's own
-/// (nothing propagates back), the real run folder bound at the view folder, and (`enter`)
-/// the node's working directory entered through it, so `getcwd` names the view.
+/// (nothing propagates back), the real run folder bound at the view folder, (`enter`) the
+/// node's working directory entered through it, so `getcwd` names the view, and a fresh
+/// `/dev/shm`.
 fn bind_view(view: &View, enter: bool) -> io::Result<()> {
     let err = || Err(io::Error::last_os_error());
     // SAFETY: unshare/mount/chdir are async-signal-safe; every path is NUL-terminated and
@@ -247,6 +248,12 @@ fn bind_view(view: &View, enter: bool) -> io::Result<()> {
         if enter && libc::chdir(view.cwd.as_ptr()) != 0 {
             return err();
         }
+        // The node's own /dev/shm (POSIX shared memory and semaphores are files there): what a
+        // run leaves is gone with its last process, and two runs' same names cannot meet.
+        // Best effort: without it the machine's /dev/shm is used.
+        let (tmpfs, shm) = (c"tmpfs".as_ptr(), c"/dev/shm".as_ptr());
+        let flags = libc::MS_NOSUID | libc::MS_NODEV;
+        libc::mount(tmpfs, shm, tmpfs, flags, c"mode=1777".as_ptr().cast());
     }
     Ok(())
 }

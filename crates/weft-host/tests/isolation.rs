@@ -92,3 +92,33 @@ fn processes_see_the_same_folder_and_environment_wherever_weft_runs() {
         assert_eq!(texts(&a), texts(&b));
     }
 }
+
+/// Each node has its own System V IPC namespace and its own `/dev/shm`: what one run leaves
+/// (PostgreSQL's segments after a crash) is gone with it, ids start afresh, and the machine's
+/// shared-memory files are not the node's.
+#[test]
+fn shared_memory_is_the_nodes_own_and_gone_with_the_run() {
+    if !weft_host::netns_available() {
+        println!("skipped: no namespaces here");
+        return;
+    }
+    let host_file = std::path::Path::new("/dev/shm/weft-ipc-test-host-file");
+    std::fs::write(host_file, "the machine's").unwrap();
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("ipc-work");
+    let mut cfg = common::config("ipc", &[host_file.to_str().unwrap()], 1);
+    cfg.work_dir = Some(tmp);
+    for _ in 0..2 {
+        let out = run(&cfg);
+        assert_eq!(out.report.outcome, Outcome::Pass, "{}", out.render());
+        let text: Vec<&str> = out.lines.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(
+            text,
+            [
+                "System V segment: created, id 0",
+                "POSIX shared memory: created",
+                "the machine's /dev/shm file visible: 0"
+            ]
+        );
+    }
+    let _ = std::fs::remove_file(host_file);
+}
