@@ -145,6 +145,11 @@ fn crashes_bad_exits_hangs_and_deadlocks_are_outcomes() {
         matches!(&uring, Outcome::Unsupported { detail } if detail.contains("io_uring_setup")),
         "{uring:?}"
     );
+    let aio = kind("aio");
+    assert!(
+        matches!(&aio, Outcome::Unsupported { detail } if detail.contains("io_setup")),
+        "{aio:?}"
+    );
     let block = kind("block");
     assert!(
         matches!(&block, Outcome::Deadlock { detail }

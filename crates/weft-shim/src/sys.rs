@@ -98,6 +98,9 @@ const TRAPPED: &[(i64, &[u8])] = &[
     (libc::SYS_epoll_pwait, b"epoll_pwait"),
     (libc::SYS_epoll_pwait2, b"epoll_pwait2"),
     (libc::SYS_io_uring_setup, b"io_uring_setup"),
+    // Linux AIO (libaio's raw calls): completions would come in real time, and a wait for them
+    // in `io_getevents` blocked unseen (MariaDB's fallback from io_uring).
+    (libc::SYS_io_setup, b"io_setup"),
     // Replacing the image must keep the shim, and waiting for a child must happen in virtual
     // time: both only through the hooks.
     (libc::SYS_execve, b"execve"),

@@ -1,6 +1,6 @@
 /* Ends badly on purpose: "segv" dereferences NULL, "exit3" exits with status 3, "spin"
  * busy-waits on the clock until the second turns (it ends: calls cost modelled time), "block" waits forever on a socket, "uring" sets up
- * an io_uring (not simulated). */
+ * an io_uring and "aio" a Linux AIO context (neither simulated). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +22,10 @@ int main(int argc, char **argv) {
         clock_gettime(CLOCK_MONOTONIC, &a);
         do clock_gettime(CLOCK_MONOTONIC, &b); while (b.tv_sec == a.tv_sec);
         return 0;
+    }
+    if (!strcmp(m, "aio")) {
+        unsigned long ctx = 0;
+        return syscall(SYS_io_setup, 8, &ctx) < 0;
     }
     if (!strcmp(m, "uring")) {
         char params[120] = {0};
