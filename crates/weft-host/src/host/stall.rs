@@ -4,7 +4,10 @@
 //! spinning in user code (the run can never advance). The report names the task and where it
 //! spins: its program counter, read through ptrace, as `object+offset` and the function the
 //! object's symbol table puts there. Real time decides only *that* a run that cannot finish is
-//! ended; a run that completes never reaches this code.
+//! ended; a run that completes never reaches this code, unless a thread computes for seconds
+//! without one intercepted call: that looks the same, and more readily on a loaded machine
+//! (unbound's port shuffle through trapped `getrandom` calls did, until the shim served
+//! `arc4random`; `weft check-determinism` says how each run ended when two differ).
 
 use std::time::Duration;
 
