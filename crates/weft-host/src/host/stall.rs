@@ -20,12 +20,16 @@ pub(super) const SPIN_FIRST_SAMPLE: Duration = Duration::from_secs(1);
 const CPU_LIMIT_DEFERS_SECS: u64 = 10;
 
 /// When a CPU sample was taken (real time waited so far), and the sample.
-pub(super) type Sample = (Duration, Vec<(libc::pid_t, u64)>);
+pub(super) type Sample = (Duration, Vec<Task>);
 
-/// CPU time (user + system, clock ticks) of every task of `pid`, by task id.
-pub(super) fn cpu_ticks(pid: libc::pid_t) -> Vec<(libc::pid_t, u64)> {
+/// A task's CPU time (user + system, clock ticks) and whether it was running or runnable
+/// (state `R`) when sampled.
+pub(super) type Task = (libc::pid_t, u64, bool);
+
+/// CPU time and state of every task of `pid`, by task id.
+pub(super) fn cpu_ticks(pid: libc::pid_t) -> Vec<Task> {
     let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
-    let mut out: Vec<(libc::pid_t, u64)> = dir
+    let mut out: Vec<Task> = dir
         .flatten()
         .filter_map(|e| {
             let tid: libc::pid_t = e.file_name().to_str()?.parse().ok()?;
@@ -33,29 +37,28 @@ pub(super) fn cpu_ticks(pid: libc::pid_t) -> Vec<(libc::pid_t, u64)> {
             // Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
             let rest = &stat[stat.rfind(')')? + 2..];
             let f: Vec<&str> = rest.split_whitespace().collect();
-            Some((tid, f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?))
+            let ticks = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+            Some((tid, ticks, *f.first()? == "R"))
         })
         .collect();
     out.sort_unstable();
     out
 }
 
-/// The task that used at least a sixteenth of [`SPIN_WINDOW`] of CPU between two samples (a
-/// blocked task uses none; a spinner shares its CPU with whatever else runs there, which on a
+/// The task that used at least a sixteenth of [`SPIN_WINDOW`] of CPU between two samples and
+/// is running or runnable at the second (a task asleep then is not spinning: under load a
+/// thread that worked a while before it blocked in a wait was named; a blocked task uses none; a spinner shares its CPU with whatever else runs there, which on a
 /// machine with a load average of 16 on two CPUs leaves it about an eighth: with a quarter as
 /// the bar, such a spinner went unnamed for 15 s).
-pub(super) fn spinner(
-    before: &[(libc::pid_t, u64)],
-    after: &[(libc::pid_t, u64)],
-) -> Option<libc::pid_t> {
+pub(super) fn spinner(before: &[Task], after: &[Task]) -> Option<libc::pid_t> {
     // SAFETY: sysconf has no preconditions.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
     let bar = SPIN_WINDOW.as_millis() as u64 * hz / 16_000;
     after
         .iter()
-        .filter_map(|&(tid, t)| {
-            let (_, t0) = before.iter().find(|b| b.0 == tid)?;
-            (t.saturating_sub(*t0) >= bar.max(1)).then_some(tid)
+        .filter_map(|&(tid, t, running)| {
+            let (_, t0, _) = before.iter().find(|b| b.0 == tid)?;
+            (running && t.saturating_sub(*t0) >= bar.max(1)).then_some(tid)
         })
         .next()
 }
