@@ -8,7 +8,10 @@
 //! never saw (OpenSSL's `CRYPTO_THREAD_run_once` in MariaDB's connection set-up).
 
 use crate::prelude::*;
-use crate::threads::{cond_signal_common, cond_wait_common, sem_try, take_or_wait, wait_on};
+use crate::threads::{
+    cond_signal_common, cond_wait_common, mutex_take_by, rwlock_take, sem_try, take_or_wait,
+    wait_on,
+};
 use crate::time::ts_ns;
 use core::sync::atomic::AtomicI32;
 
@@ -28,11 +31,6 @@ unsafe fn deadline_on(clock: libc::clockid_t, abstime: *const Ts) -> Option<u64>
         _ => return None,
     };
     Some(ts_ns(&*abstime).saturating_sub(base))
-}
-
-/// A timed rwlock's `abstime`, which glibc reads on `CLOCK_REALTIME`.
-unsafe fn realtime_deadline(abstime: *const Ts) -> Option<u64> {
-    deadline_on(libc::CLOCK_REALTIME, abstime)
 }
 
 #[no_mangle]
@@ -62,8 +60,7 @@ pub unsafe extern "C" fn pthread_mutex_clocklock(
     if let Some(_g) = Guard::enter() {
         if active() {
             let Some(deadline) = deadline_on(clock, abstime) else { return libc::EINVAL };
-            let trylock = real!(pthread_mutex_trylock: fn(*mut Mutex) -> c_int);
-            return take_or_wait(m as *const c_void, deadline, libc::EBUSY, || trylock(m));
+            return mutex_take_by(m, deadline);
         }
     }
     real!(pthread_mutex_clocklock: fn(*mut Mutex, libc::clockid_t, *const Ts) -> c_int)(
@@ -71,66 +68,47 @@ pub unsafe extern "C" fn pthread_mutex_clocklock(
     )
 }
 
-/// A read (`write` false) or write lock of `l` by `deadline`, in the host.
-unsafe fn rwlock_by(l: *mut RwLock, write: bool, deadline: Option<u64>) -> c_int {
-    let Some(deadline) = deadline else { return libc::EINVAL };
-    let try_rd = real!(pthread_rwlock_tryrdlock: fn(*mut RwLock) -> c_int);
-    let try_wr = real!(pthread_rwlock_trywrlock: fn(*mut RwLock) -> c_int);
-    let take = if write { try_wr } else { try_rd };
-    take_or_wait(l as *const c_void, deadline, libc::EBUSY, || take(l))
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn pthread_rwlock_timedrdlock(l: *mut RwLock, abstime: *const Ts) -> c_int {
-    if let Some(_g) = Guard::enter() {
-        if active() {
-            return rwlock_by(l, false, realtime_deadline(abstime));
+/// A timed rwlock (`$write`: a write lock), whose `abstime` glibc reads on `CLOCK_REALTIME`.
+macro_rules! timed_rwlock {
+    ($name:ident, $write:expr) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(l: *mut RwLock, abstime: *const Ts) -> c_int {
+            if let Some(_g) = Guard::enter() {
+                if active() {
+                    let Some(d) = deadline_on(libc::CLOCK_REALTIME, abstime) else {
+                        return libc::EINVAL;
+                    };
+                    return rwlock_take(l, $write, d);
+                }
+            }
+            real!($name: fn(*mut RwLock, *const Ts) -> c_int)(l, abstime)
         }
-    }
-    real!(pthread_rwlock_timedrdlock: fn(*mut RwLock, *const Ts) -> c_int)(l, abstime)
+    };
 }
+timed_rwlock!(pthread_rwlock_timedrdlock, false);
+timed_rwlock!(pthread_rwlock_timedwrlock, true);
 
-#[no_mangle]
-pub unsafe extern "C" fn pthread_rwlock_timedwrlock(l: *mut RwLock, abstime: *const Ts) -> c_int {
-    if let Some(_g) = Guard::enter() {
-        if active() {
-            return rwlock_by(l, true, realtime_deadline(abstime));
+/// An rwlock on a named clock (`$write`: a write lock).
+macro_rules! clock_rwlock {
+    ($name:ident, $write:expr) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            l: *mut RwLock,
+            clock: libc::clockid_t,
+            abstime: *const Ts,
+        ) -> c_int {
+            if let Some(_g) = Guard::enter() {
+                if active() {
+                    let Some(d) = deadline_on(clock, abstime) else { return libc::EINVAL };
+                    return rwlock_take(l, $write, d);
+                }
+            }
+            real!($name: fn(*mut RwLock, libc::clockid_t, *const Ts) -> c_int)(l, clock, abstime)
         }
-    }
-    real!(pthread_rwlock_timedwrlock: fn(*mut RwLock, *const Ts) -> c_int)(l, abstime)
+    };
 }
-
-#[no_mangle]
-pub unsafe extern "C" fn pthread_rwlock_clockrdlock(
-    l: *mut RwLock,
-    clock: libc::clockid_t,
-    abstime: *const Ts,
-) -> c_int {
-    if let Some(_g) = Guard::enter() {
-        if active() {
-            return rwlock_by(l, false, deadline_on(clock, abstime));
-        }
-    }
-    real!(pthread_rwlock_clockrdlock: fn(*mut RwLock, libc::clockid_t, *const Ts) -> c_int)(
-        l, clock, abstime,
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn pthread_rwlock_clockwrlock(
-    l: *mut RwLock,
-    clock: libc::clockid_t,
-    abstime: *const Ts,
-) -> c_int {
-    if let Some(_g) = Guard::enter() {
-        if active() {
-            return rwlock_by(l, true, deadline_on(clock, abstime));
-        }
-    }
-    real!(pthread_rwlock_clockwrlock: fn(*mut RwLock, libc::clockid_t, *const Ts) -> c_int)(
-        l, clock, abstime,
-    )
-}
+clock_rwlock!(pthread_rwlock_clockrdlock, false);
+clock_rwlock!(pthread_rwlock_clockwrlock, true);
 
 #[no_mangle]
 pub unsafe extern "C" fn sem_clockwait(

@@ -16,7 +16,8 @@ pub(crate) enum Use {
     Reach,
 }
 
-fn sockopt(fd: c_int, level: c_int, name: c_int) -> c_int {
+/// An `int` socket option of `fd`'s placeholder (0 when it cannot be read).
+pub(crate) fn sockopt(fd: c_int, level: c_int, name: c_int) -> c_int {
     let mut v: c_int = 0;
     let mut len = core::mem::size_of::<c_int>() as socklen_t;
     let p = [&mut v as *mut c_int as i64, &mut len as *mut socklen_t as i64];

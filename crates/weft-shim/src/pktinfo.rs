@@ -6,25 +6,11 @@
 //! named. The options stay on the placeholder socket, which the program set them on; the shim
 //! reads them back from there.
 
+use crate::inetaddr::sockopt;
 use crate::prelude::*;
 
 /// The interface every simulated address is on (`lo` in the node's namespace).
 const LO_INDEX: c_int = 1;
-
-/// Whether socket option `level`/`name` is on for the placeholder socket `fd`.
-unsafe fn option_on(fd: c_int, level: c_int, name: c_int) -> bool {
-    let mut on: c_int = 0;
-    let mut len = core::mem::size_of::<c_int>() as libc::socklen_t;
-    let args = [
-        fd as i64,
-        level as i64,
-        name as i64,
-        &mut on as *mut c_int as i64,
-        &mut len as *mut libc::socklen_t as i64,
-        0,
-    ];
-    sys::raw(libc::SYS_getsockopt, args) == 0 && on != 0
-}
 
 /// Fills `m`'s control buffer for a datagram sent to `dst` (as the host answered it) and
 /// received on simulated socket `fd` (IPv6 when `v6`), and sets `msg_controllen` and
@@ -33,9 +19,9 @@ pub(crate) unsafe fn fill(fd: c_int, m: &mut libc::msghdr, dst: u32, v6: bool) {
     let room = if m.msg_control.is_null() { 0 } else { m.msg_controllen };
     m.msg_controllen = 0;
     let wanted = if v6 {
-        option_on(fd, libc::IPPROTO_IPV6, libc::IPV6_RECVPKTINFO)
+        sockopt(fd, libc::IPPROTO_IPV6, libc::IPV6_RECVPKTINFO) != 0
     } else {
-        option_on(fd, libc::IPPROTO_IP, libc::IP_PKTINFO)
+        sockopt(fd, libc::IPPROTO_IP, libc::IP_PKTINFO) != 0
     };
     if !wanted {
         return;

@@ -1,5 +1,6 @@
-//! `syscall(2)` with the number of a descriptor, socket, file or mapping call the shim hooks:
-//! the call goes to the hook, as if the program had called the libc function of that name.
+//! `syscall(2)` with the number of a call the shim hooks (time, identity, randomness, sleeping;
+//! descriptor, socket, file and mapping calls): the call goes to the hook, as if the program
+//! had called the libc function of that name.
 //! Libraries make some of their calls this way — libuv (bind9's `named` and `dig`, Node.js)
 //! closes and duplicates descriptors and sends and receives datagram batches with
 //! `syscall(SYS_close)`, `SYS_dup3`, `SYS_sendmmsg`/`SYS_recvmmsg`; Python lists directories
@@ -13,8 +14,53 @@ use crate::prelude::*;
 use libc::{sockaddr, socklen_t};
 
 /// The hook's answer for system call `nr` with arguments `a`, or `None` when the shim hooks no
-/// call of that number (then libc makes it).
-pub(crate) unsafe fn descriptor_call(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
+/// call of that number (then libc makes it). `syscall(2)` itself serves futexes, `clone` and
+/// `exit` before asking.
+pub(crate) unsafe fn hooked(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
+    clock_and_identity_call(nr, a).or_else(|| descriptor_call(nr, a))
+}
+
+/// Time, identity, randomness, sleeping and capabilities, answered as their hooks answer
+/// (nginx reads its thread id with `syscall(SYS_gettid)`; the kernel's answer differs from run
+/// to run). Only under weft.
+unsafe fn clock_and_identity_call(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
+    if !active() {
+        return None;
+    }
+    let p = |i: usize| a[i] as *mut c_void;
+    let r = match nr {
+        libc::SYS_gettid => crate::process::gettid() as c_long,
+        libc::SYS_getpid => crate::process::getpid() as c_long,
+        libc::SYS_getppid => crate::process::getppid() as c_long,
+        libc::SYS_getuid => crate::creds::getuid() as c_long,
+        libc::SYS_geteuid => crate::creds::geteuid() as c_long,
+        libc::SYS_getgid => crate::creds::getgid() as c_long,
+        libc::SYS_getegid => crate::creds::getegid() as c_long,
+        libc::SYS_clock_gettime => crate::time::clock_gettime(a[0] as _, p(1).cast()) as c_long,
+        libc::SYS_gettimeofday => crate::time::gettimeofday(p(0).cast(), p(1)) as c_long,
+        libc::SYS_time => crate::time::time(p(0).cast()) as c_long,
+        libc::SYS_getrandom => crate::random::getrandom(p(0), a[1] as usize, a[2] as _) as c_long,
+        libc::SYS_nanosleep => crate::time::nanosleep(p(0).cast(), p(1).cast()) as c_long,
+        libc::SYS_clock_nanosleep => {
+            // The function answers an error number; the system call, -1 and errno.
+            match crate::time::clock_nanosleep(a[0] as _, a[1] as _, p(2).cast(), p(3).cast()) {
+                0 => 0,
+                e => {
+                    set_errno(e);
+                    -1
+                }
+            }
+        }
+        libc::SYS_sched_yield => crate::threads::sched_yield() as c_long,
+        libc::SYS_capget => crate::creds::capget(p(0), p(1)) as c_long,
+        libc::SYS_capset => crate::creds::capset(p(0), p(1)) as c_long,
+        _ => return None,
+    };
+    Some(r)
+}
+
+/// Descriptors, files and mappings; then sockets and the local objects.
+unsafe fn descriptor_call(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
     let p = |i: usize| a[i] as *mut c_void;
     let i = |k: usize| a[k] as c_int;
     let u = |k: usize| a[k] as usize;

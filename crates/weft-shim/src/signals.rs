@@ -220,18 +220,12 @@ fn deliver(info: &SigInfo) {
                 HANDLER[sig as usize].store(0, Ordering::Relaxed);
                 tell_host(sig, SIGDISP_DEFAULT, 0);
             }
-            if flags & libc::SA_SIGINFO as u64 != 0 {
-                let mut si = siginfo(info);
-                // SAFETY: a zeroed ucontext_t is a valid (if empty) context to pass.
-                let mut uc: libc::ucontext_t = unsafe { core::mem::zeroed() };
-                // SAFETY: the program installed `f` as an SA_SIGINFO handler.
-                let f = unsafe { core::mem::transmute::<usize, Handler3>(f) };
-                f(sig, &mut si, &mut uc as *mut libc::ucontext_t as *mut c_void);
-            } else {
-                // SAFETY: the program installed `f` as a one-argument handler.
-                let f = unsafe { core::mem::transmute::<usize, Handler1>(f) };
-                f(sig);
-            }
+            let mut si = siginfo(info);
+            // SAFETY: a zeroed ucontext_t is a valid (if empty) context to pass.
+            let mut uc: libc::ucontext_t = unsafe { core::mem::zeroed() };
+            let ctx = &mut uc as *mut libc::ucontext_t as *mut c_void;
+            // SAFETY: the program installed `f` with these flags for `sig`.
+            unsafe { call_handler(f, flags, sig, &mut si, ctx) };
         }
     }
 }
@@ -293,13 +287,7 @@ pub(crate) unsafe fn run_fault_handler(sig: c_int, info: *mut libc::siginfo_t, c
     match h {
         libc::SIG_IGN if sent => {}
         libc::SIG_DFL | libc::SIG_IGN => {
-            let mut dfl: libc::sigaction = core::mem::zeroed();
-            dfl.sa_sigaction = libc::SIG_DFL;
-            real!(sigaction: fn(c_int, *const libc::sigaction, *mut libc::sigaction) -> c_int)(
-                sig,
-                &dfl,
-                ptr::null_mut(),
-            );
+            kernel_default(sig);
             if sent {
                 raise_real(sig);
             }
@@ -308,13 +296,38 @@ pub(crate) unsafe fn run_fault_handler(sig: c_int, info: *mut libc::siginfo_t, c
             if flags & libc::SA_RESETHAND as u64 != 0 {
                 HANDLER[sig as usize].store(0, Ordering::Relaxed);
             }
-            if flags & libc::SA_SIGINFO as u64 != 0 {
-                core::mem::transmute::<usize, Handler3>(f)(sig, info, ctx);
-            } else {
-                core::mem::transmute::<usize, Handler1>(f)(sig);
-            }
+            call_handler(f, flags, sig, info, ctx);
         }
     }
+}
+
+/// Calls the program's handler `f` for `sig` as its `flags` ask: with the siginfo and context
+/// (`SA_SIGINFO`) or with the signal number alone.
+///
+/// # Safety
+/// `f` is a handler the program installed with `flags`; `info` and `ctx` are valid.
+unsafe fn call_handler(
+    f: usize,
+    flags: u64,
+    sig: c_int,
+    info: *mut libc::siginfo_t,
+    ctx: *mut c_void,
+) {
+    if flags & libc::SA_SIGINFO as u64 != 0 {
+        core::mem::transmute::<usize, Handler3>(f)(sig, info, ctx);
+    } else {
+        core::mem::transmute::<usize, Handler1>(f)(sig);
+    }
+}
+
+/// Puts the kernel's default disposition of `sig` back.
+pub(crate) fn kernel_default(sig: c_int) {
+    // SAFETY: an all-zero sigaction is valid; SIG_DFL is 0.
+    let dfl: libc::sigaction = unsafe { core::mem::zeroed() };
+    let real_sigaction =
+        real!(sigaction: fn(c_int, *const libc::sigaction, *mut libc::sigaction) -> c_int);
+    // SAFETY: libc's sigaction with a valid action.
+    unsafe { real_sigaction(sig, &dfl, ptr::null_mut()) };
 }
 
 fn raise_real(sig: c_int) {

@@ -280,9 +280,8 @@ pub unsafe extern "C" fn pthread_cond_broadcast(c: *mut libc::pthread_cond_t) ->
 
 /// `syscall(2)` itself: futexes (Rust's std locks, condition variables, channels and parking
 /// call `syscall(SYS_futex, …)`) wait and wake in the host; `SYS_clone`/`SYS_clone3` and
-/// `SYS_exit` go to `clone`; the numbers of other hooked calls (time, identity, randomness,
-/// sleeping; descriptors, sockets, files and mappings: `rawcalls`) to their hooks; every other
-/// number goes to libc, where the seccomp trap reports the ones that would escape.
+/// `SYS_exit` go to `clone`; the numbers of other hooked calls to their hooks (`rawcalls`);
+/// every other number goes to libc, where the seccomp trap reports the ones that would escape.
 #[no_mangle]
 pub unsafe extern "C" fn syscall(
     nr: c_long,
@@ -304,9 +303,6 @@ pub unsafe extern "C" fn syscall(
             }
         }
     }
-    if let Some(r) = hooked_number(nr, [a1, a2, a3, a4]) {
-        return r;
-    }
     if nr == libc::SYS_futex {
         if let Some(_g) = Guard::enter() {
             if active() {
@@ -319,51 +315,12 @@ pub unsafe extern "C" fn syscall(
             }
         }
     }
-    if let Some(r) = crate::rawcalls::descriptor_call(nr, [a1, a2, a3, a4, a5, a6]) {
+    if let Some(r) = crate::rawcalls::hooked(nr, [a1, a2, a3, a4, a5, a6]) {
         return r;
     }
     real!(syscall: fn(c_long, c_long, c_long, c_long, c_long, c_long, c_long) -> c_long)(
         nr, a1, a2, a3, a4, a5, a6,
     )
-}
-
-/// `syscall(2)` with the number of a call the shim hooks answers as the hook does (nginx reads
-/// its thread id with `syscall(SYS_gettid)`; the kernel's answer differs from run to run).
-unsafe fn hooked_number(nr: c_long, a: [c_long; 4]) -> Option<c_long> {
-    // Futexes (most syscall(2) calls) are not among these: they skip the active() check.
-    if nr == libc::SYS_futex || !active() {
-        return None;
-    }
-    let p = |i: usize| a[i] as *mut c_void;
-    let r = match nr {
-        libc::SYS_gettid => crate::process::gettid() as c_long,
-        libc::SYS_getpid => crate::process::getpid() as c_long,
-        libc::SYS_getppid => crate::process::getppid() as c_long,
-        libc::SYS_getuid => crate::creds::getuid() as c_long,
-        libc::SYS_geteuid => crate::creds::geteuid() as c_long,
-        libc::SYS_getgid => crate::creds::getgid() as c_long,
-        libc::SYS_getegid => crate::creds::getegid() as c_long,
-        libc::SYS_clock_gettime => crate::time::clock_gettime(a[0] as _, p(1).cast()) as c_long,
-        libc::SYS_gettimeofday => crate::time::gettimeofday(p(0).cast(), p(1)) as c_long,
-        libc::SYS_time => crate::time::time(p(0).cast()) as c_long,
-        libc::SYS_getrandom => crate::random::getrandom(p(0), a[1] as usize, a[2] as _) as c_long,
-        libc::SYS_nanosleep => crate::time::nanosleep(p(0).cast(), p(1).cast()) as c_long,
-        libc::SYS_clock_nanosleep => {
-            // The function answers an error number; the system call, -1 and errno.
-            match crate::time::clock_nanosleep(a[0] as _, a[1] as _, p(2).cast(), p(3).cast()) {
-                0 => 0,
-                e => {
-                    set_errno(e);
-                    -1
-                }
-            }
-        }
-        libc::SYS_sched_yield => sched_yield() as c_long,
-        libc::SYS_capget => crate::creds::capget(p(0), p(1)) as c_long,
-        libc::SYS_capset => crate::creds::capset(p(0), p(1)) as c_long,
-        _ => return None,
-    };
-    Some(r)
 }
 
 unsafe fn futex_simulated(
@@ -508,12 +465,31 @@ pub unsafe extern "C" fn sem_post(sem: *mut libc::sem_t) -> c_int {
     r
 }
 
+/// A read (`write` false) or write lock of `l` by `deadline` (u64::MAX: none), in the host.
+pub(crate) unsafe fn rwlock_take(
+    l: *mut libc::pthread_rwlock_t,
+    write: bool,
+    deadline: u64,
+) -> c_int {
+    let take = if write {
+        real!(pthread_rwlock_trywrlock: fn(*mut libc::pthread_rwlock_t) -> c_int)
+    } else {
+        real!(pthread_rwlock_tryrdlock: fn(*mut libc::pthread_rwlock_t) -> c_int)
+    };
+    take_or_wait(l as *const c_void, deadline, libc::EBUSY, || take(l))
+}
+
+/// A lock of mutex `m` by `deadline`, in the host (the timed and clock locks).
+pub(crate) unsafe fn mutex_take_by(m: *mut libc::pthread_mutex_t, deadline: u64) -> c_int {
+    let trylock = real!(pthread_mutex_trylock: fn(*mut libc::pthread_mutex_t) -> c_int);
+    take_or_wait(m as *const c_void, deadline, libc::EBUSY, || trylock(m))
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn pthread_rwlock_rdlock(l: *mut libc::pthread_rwlock_t) -> c_int {
     if let Some(_g) = Guard::enter() {
         if active() {
-            let try_rd = real!(pthread_rwlock_tryrdlock: fn(*mut libc::pthread_rwlock_t) -> c_int);
-            return take_or_wait(l as *const c_void, u64::MAX, libc::EBUSY, || try_rd(l));
+            return rwlock_take(l, false, u64::MAX);
         }
     }
     real!(pthread_rwlock_rdlock: fn(*mut libc::pthread_rwlock_t) -> c_int)(l)
@@ -523,8 +499,7 @@ pub unsafe extern "C" fn pthread_rwlock_rdlock(l: *mut libc::pthread_rwlock_t) -
 pub unsafe extern "C" fn pthread_rwlock_wrlock(l: *mut libc::pthread_rwlock_t) -> c_int {
     if let Some(_g) = Guard::enter() {
         if active() {
-            let try_wr = real!(pthread_rwlock_trywrlock: fn(*mut libc::pthread_rwlock_t) -> c_int);
-            return take_or_wait(l as *const c_void, u64::MAX, libc::EBUSY, || try_wr(l));
+            return rwlock_take(l, true, u64::MAX);
         }
     }
     real!(pthread_rwlock_wrlock: fn(*mut libc::pthread_rwlock_t) -> c_int)(l)
@@ -548,9 +523,7 @@ pub unsafe extern "C" fn pthread_mutex_timedlock(
 ) -> c_int {
     if let Some(_g) = Guard::enter() {
         if active() {
-            let trylock = real!(pthread_mutex_trylock: fn(*mut libc::pthread_mutex_t) -> c_int);
-            let deadline = deadline_from_abs(abstime);
-            return take_or_wait(m as *const c_void, deadline, libc::EBUSY, || trylock(m));
+            return mutex_take_by(m, deadline_from_abs(abstime));
         }
     }
     real!(pthread_mutex_timedlock: fn(*mut libc::pthread_mutex_t, *const libc::timespec) -> c_int)(

@@ -48,9 +48,7 @@ pub(crate) fn install() {
         if sys::raw(libc::SYS_prctl, set) == 0 {
             TRAPPING.store(true, Ordering::Relaxed);
         } else {
-            let mut dfl: libc::sigaction = core::mem::zeroed();
-            dfl.sa_sigaction = libc::SIG_DFL;
-            real_sigaction(libc::SIGSEGV, &dfl, ptr::null_mut());
+            crate::signals::kernel_default(libc::SIGSEGV);
         }
     }
 }

@@ -73,6 +73,17 @@ static int udp_bound(struct sockaddr_in *a) {
     return fd;
 }
 
+/* A batch of n datagrams for sendmmsg (to `to`) or recvmmsg (`to` NULL), one iovec each. */
+static void batch(struct mmsghdr *mm, struct iovec *iov, int n, struct sockaddr_in *to) {
+    memset(mm, 0, n * sizeof *mm);
+    for (int i = 0; i < n; i++) {
+        mm[i].msg_hdr.msg_name = to;
+        mm[i].msg_hdr.msg_namelen = to ? sizeof *to : 0;
+        mm[i].msg_hdr.msg_iov = &iov[i];
+        mm[i].msg_hdr.msg_iovlen = 1;
+    }
+}
+
 /* Descriptor and socket calls made through syscall(2), as libuv makes them (named, dig,
  * Node.js): datagram batches, dup3 and close of a TCP connection (the peer must see
  * end-of-file); a datagram's IP_PKTINFO; poll's POLLRDNORM/POLLWRNORM. */
@@ -83,13 +94,7 @@ static void raw_calls(void) {
     printf("IP_PKTINFO %d\n", setsockopt(fb, IPPROTO_IP, IP_PKTINFO, &on, sizeof on));
     struct mmsghdr mm[2];
     struct iovec mi[2] = {{"one", 3}, {"four", 4}};
-    memset(mm, 0, sizeof mm);
-    for (int i = 0; i < 2; i++) {
-        mm[i].msg_hdr.msg_name = &b;
-        mm[i].msg_hdr.msg_namelen = sizeof b;
-        mm[i].msg_hdr.msg_iov = &mi[i];
-        mm[i].msg_hdr.msg_iovlen = 1;
-    }
+    batch(mm, mi, 2, &b);
     printf("syscall sendmmsg %ld\n", syscall(SYS_sendmmsg, fa, mm, 2, 0));
     struct pollfd p = {fb, POLLRDNORM | POLLWRNORM, 0};
     usleep(50000);
@@ -100,10 +105,8 @@ static void raw_calls(void) {
     char ctl[2][CMSG_SPACE(sizeof(struct in_pktinfo))];
     struct iovec ri[2] = {{rb[0], 8}, {rb[1], 8}};
     struct mmsghdr rmm[2];
-    memset(rmm, 0, sizeof rmm);
+    batch(rmm, ri, 2, NULL);
     for (int i = 0; i < 2; i++) {
-        rmm[i].msg_hdr.msg_iov = &ri[i];
-        rmm[i].msg_hdr.msg_iovlen = 1;
         rmm[i].msg_hdr.msg_control = ctl[i];
         rmm[i].msg_hdr.msg_controllen = sizeof ctl[i];
     }
@@ -444,22 +447,12 @@ int main(int argc, char **argv) {
         printf("recvmsg %zd '%.3s%.1s'\n", n, r1, r2);
         struct mmsghdr mm[3];
         struct iovec mi[3] = {{"one", 3}, {"two", 3}, {"three", 5}};
-        memset(mm, 0, sizeof mm);
-        for (int i = 0; i < 3; i++) {
-            mm[i].msg_hdr.msg_name = &b;
-            mm[i].msg_hdr.msg_namelen = sizeof b;
-            mm[i].msg_hdr.msg_iov = &mi[i];
-            mm[i].msg_hdr.msg_iovlen = 1;
-        }
+        batch(mm, mi, 3, &b);
         printf("sendmmsg %d\n", sendmmsg(fa, mm, 3, 0));
         char rb[4][8];
         struct iovec ri[4] = {{rb[0], 8}, {rb[1], 8}, {rb[2], 8}, {rb[3], 8}};
         struct mmsghdr rmm[4];
-        memset(rmm, 0, sizeof rmm);
-        for (int i = 0; i < 4; i++) {
-            rmm[i].msg_hdr.msg_iov = &ri[i];
-            rmm[i].msg_hdr.msg_iovlen = 1;
-        }
+        batch(rmm, ri, 4, NULL);
         usleep(50000); /* let all three arrive (the simulated network has latency) */
         n = recvmmsg(fb, rmm, 4, MSG_WAITFORONE, NULL);
         /* UDP may reorder (the simulated network does, by latency): print order-free facts. */

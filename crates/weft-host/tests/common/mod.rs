@@ -46,6 +46,12 @@ pub fn config(name: &str, args: &[&str], nodes: u32) -> HostConfig {
     cfg
 }
 
+/// The output lines of a run that must have passed (else the run's rendering is the failure).
+pub fn passing_lines(out: &RunOutput) -> Vec<&str> {
+    assert_eq!(out.report.outcome, Outcome::Pass, "{}", out.render());
+    out.lines.iter().map(|l| l.text.as_str()).collect()
+}
+
 /// A storage workload's cluster file `programs/storage/{file}` with `bin` as its first group's
 /// program and, for `Some((flag, default, value))`, that flag's argument (checked to be the
 /// file's `default`) replaced by `value`: a set history, `CORRUPT` lines forbidden, 5 s of
