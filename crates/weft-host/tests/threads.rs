@@ -54,3 +54,21 @@ fn barriers_release_every_thread_once_per_round() {
     assert_eq!(text, String::from_utf8(native.stdout).unwrap(), "shim (left) vs native");
     assert_eq!(go(5).report.trace_hash, out.report.trace_hash, "same seed, same run");
 }
+
+/// A thread's key destructors and `pthread_exit` cleanup handlers are the program's code and
+/// run inside the simulation: their sleeps take virtual time and the lock a destructor holds
+/// is one the host sees (before, the thread had left the simulation when they ran, so main
+/// found the lock held by an invisible thread, or the sleep took no virtual time).
+#[test]
+fn a_threads_exit_destructors_and_cleanup_handlers_run_in_the_simulation() {
+    let bin = common::compile("threadexit", &["-pthread"]);
+    let cfg = weft_host::HostConfig::new(bin, vec![], 1);
+    for seed in 1..=3 {
+        let mut d = Decisions::random(seed);
+        let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
+        let text = out.render();
+        assert_eq!(out.report.outcome, Outcome::Pass, "{text}");
+        assert!(text.contains("destructor done by 10 ms"), "{text}");
+        assert!(text.contains("cleanup done by 5 ms"), "{text}");
+    }
+}

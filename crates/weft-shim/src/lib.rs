@@ -87,6 +87,7 @@ mod slot;
 mod sockets;
 mod stacks;
 mod text;
+mod threadexit;
 mod threads;
 mod time;
 mod timers;

@@ -53,9 +53,12 @@ extern "C" fn trampoline(k: *mut c_void) -> *mut c_void {
     let arg = START_ARG[k].load(Ordering::Relaxed) as *mut c_void;
     // SAFETY: `f` is the start routine the program passed to pthread_create.
     let start = unsafe { core::mem::transmute::<usize, StartFn>(f) };
+    let armed = crate::threadexit::arm();
     let ret = start(arg);
-    let _g = Guard::enter();
-    thread_goodbye();
+    if !armed {
+        let _g = Guard::enter();
+        thread_goodbye(); // else after the program's thread-exit destructors: threadexit.rs
+    }
     ret
 }
 
@@ -103,8 +106,9 @@ pub unsafe extern "C" fn pthread_create(
 #[no_mangle]
 pub unsafe extern "C" fn pthread_exit(ret: *mut c_void) -> ! {
     if let Some(_g) = Guard::enter() {
-        if !MY_SLOT.try_with(|s| s.get()).unwrap_or(ptr::null_mut()).is_null() {
-            thread_goodbye();
+        let simulated = !MY_SLOT.try_with(|s| s.get()).unwrap_or(ptr::null_mut()).is_null();
+        if simulated && !crate::threadexit::armed() {
+            thread_goodbye(); // else after its cleanup handlers and destructors: threadexit.rs
         }
     }
     let real = real!(pthread_exit: fn(*mut c_void) -> ());
