@@ -106,3 +106,32 @@ fn a_full_window_makes_a_sender_wait_for_its_reader() {
     }
     assert_eq!(run().report.trace_hash, out.report.trace_hash);
 }
+
+/// A connect whose SYN (or SYN-ACK) meets a partition is not lost for good: the handshake is
+/// sent again after 1 s (then 2, 4, … s, as Linux's SYN retransmission), so the client connects
+/// once the partition has healed and its echo goes through. Before, the connect never returned.
+#[test]
+fn a_handshake_lost_to_a_partition_is_sent_again_and_connects_after_the_heal() {
+    let mut s = Scenario::calm();
+    s.rates.partition = Ratio::new(1, 2);
+    s.budget.partitions = 1;
+    s.outage_max = SimDuration::from_millis(500);
+    s.fault_phase = SimDuration::from_millis(3);
+    let mut lost_seen = 0;
+    for seed in 0..16 {
+        let mut rec = Recorder::default();
+        let mut d = Decisions::random(seed);
+        let out = weft_host::run_once(&config(), &s, &mut d, &mut rec).unwrap();
+        let text = out.render();
+        assert_eq!(out.report.outcome, Outcome::Pass, "seed {seed}: {text}");
+        assert_eq!(text.matches("client done (eof)").count(), 2, "seed {seed}: {text}");
+        let lost =
+            rec.events.iter().find(|e| e.summary.ends_with("syn lost (link cut), again in 1s"));
+        let Some(lost) = lost else { continue };
+        lost_seen += 1;
+        let again = rec.events.iter().find(|e| e.summary.ends_with("syn again"));
+        let again = again.unwrap_or_else(|| panic!("seed {seed}: no retransmission: {text}"));
+        assert_eq!(again.time.as_nanos() - lost.time.as_nanos(), 1_000_000_000, "{text}");
+    }
+    assert!(lost_seen >= 8, "most seeds should partition a connect's SYN: {lost_seen}");
+}

@@ -10,7 +10,11 @@
 //! A connection has two ends, 0 (the connecting side) and 1 (the accepting side). Segments
 //! (SYN, SYN-ACK, refusal, data, FIN, RST) travel through weft-sim's network model like
 //! datagrams, with message faults off: a stream hides loss by retransmitting, which here is
-//! simply not losing.
+//! simply not losing. A connected stream whose segment meets a cut link is reset. A lost
+//! handshake segment (SYN, SYN-ACK or refusal) is sent again, as Linux's SYN retransmission
+//! timer does: after 1 s, then 2, 4, … 64 s, and the connect fails with `ETIMEDOUT` when the
+//! seventh try is lost too (127 s, Linux's default `tcp_syn_retries` of 6), so a connect made
+//! during a partition succeeds once it heals.
 
 use super::fds::ObjId;
 use super::{format_ip, node_ip, Wait, World};
@@ -62,7 +66,13 @@ pub(super) struct Conn {
     reset: bool,
     /// Latest arrival scheduled towards each end (segments never overtake).
     last: [SimTime; 2],
+    /// Handshake segments lost so far (each one is sent again after a longer wait).
+    lost: u8,
 }
+
+/// Handshake segments lost before a connect fails with `ETIMEDOUT` (Linux's `tcp_syn_retries`
+/// of 6, plus the first try).
+const HANDSHAKE_TRIES: u8 = 7;
 
 #[derive(Clone, Debug)]
 pub(super) enum Seg {
@@ -72,6 +82,9 @@ pub(super) enum Seg {
     Data(Vec<u8>),
     Fin,
     Rst,
+    /// The retransmission timer of a lost handshake segment (at the end that sent it): send
+    /// this one again.
+    Again(Box<Seg>),
 }
 
 pub(super) struct Segment {
@@ -108,8 +121,10 @@ impl World<'_> {
         let at = match fate {
             Fate::Deliver(at) | Fate::Duplicate(at, _) => at,
             Fate::Cut | Fate::Drop => {
-                if !matches!(seg, Seg::Rst) {
-                    self.reset_conn(conn, "link cut");
+                match seg {
+                    Seg::Rst => {}
+                    Seg::Syn | Seg::SynAck | Seg::Refused => self.handshake_lost(conn, to, seg),
+                    _ => self.reset_conn(conn, "link cut"),
                 }
                 return;
             }
@@ -119,6 +134,41 @@ impl World<'_> {
         c.last[to] = at;
         self.seq += 1;
         self.segments.insert((at, self.seq), Segment { conn, to, seg });
+    }
+
+    /// Handshake segment `seg` towards end `to` met a cut link: its sender tries again later,
+    /// or, after [`HANDSHAKE_TRIES`], the connect fails with `ETIMEDOUT`.
+    fn handshake_lost(&mut self, conn: u64, to: usize, seg: Seg) {
+        let Some(c) = self.conns.get_mut(&conn) else { return };
+        c.lost += 1;
+        let lost = c.lost;
+        let from = 1 - to;
+        let node = self.conn_node(conn, from);
+        if lost >= HANDSHAKE_TRIES {
+            self.fail_connect(conn, libc::ETIMEDOUT);
+            self.reset_conn(conn, "connect timed out");
+            return;
+        }
+        let wait = weft_core::SimDuration::from_secs(1 << (lost - 1));
+        self.event(node, EventKind::Note, Some(self.conn_node(conn, to)), Some(conn), 4, || {
+            format!("stream {conn} {} lost (link cut), again in {wait}", seg_name(&seg))
+        });
+        // A lost refusal is answered again when the connecting end sends its SYN again.
+        let (from, seg) = if matches!(seg, Seg::Refused) { (0, Seg::Syn) } else { (from, seg) };
+        self.seq += 1;
+        let again = Segment { conn, to: from, seg: Seg::Again(Box::new(seg)) };
+        self.segments.insert((self.now + wait, self.seq), again);
+    }
+
+    /// The connecting end of `conn`, if it is still connecting, fails with `errno`.
+    fn fail_connect(&mut self, conn: u64, errno: i32) {
+        let Some(id) = self.conns.get(&conn).and_then(|c| c.ends[0]) else { return };
+        if let Some(s) = self.fds.by_id_mut(id) {
+            if s.stream == Some(Stream::Connecting(conn)) {
+                s.err = errno;
+                s.stream = Some(Stream::Failed(errno));
+            }
+        }
     }
 
     /// Both ends see the connection reset (now, and on their next call).
@@ -193,6 +243,7 @@ impl World<'_> {
                 shut: [false; 2],
                 reset: false,
                 last: [SimTime::ZERO; 2],
+                lost: 0,
             },
         );
         if let Some(s) = self.fds.sock_mut(node, fd) {
@@ -549,18 +600,31 @@ impl World<'_> {
                     });
                 }
                 Seg::Rst => {
-                    if let Some(id) = c.ends[to] {
-                        if let Some(s) = self.fds.by_id_mut(id) {
-                            if s.stream == Some(Stream::Connecting(conn)) {
-                                s.err = libc::ECONNRESET;
-                                s.stream = Some(Stream::Failed(libc::ECONNRESET));
-                            }
-                        }
+                    if to == 0 {
+                        self.fail_connect(conn, libc::ECONNRESET);
                     }
                     self.reset_conn(conn, "peer gone");
                 }
+                Seg::Again(seg) => self.send_again(conn, to, *seg),
             }
         }
+    }
+
+    /// End `from`'s retransmission timer for `seg`: sends it again while the connection is
+    /// still being made (a connect given up or closed meanwhile sends nothing).
+    fn send_again(&mut self, conn: u64, from: usize, seg: Seg) {
+        let Some(c) = self.conns.get(&conn) else { return };
+        let connecting = c.ends[0]
+            .and_then(|id| self.fds.by_id(id))
+            .is_some_and(|s| s.stream == Some(Stream::Connecting(conn)));
+        if c.reset || !connecting {
+            return;
+        }
+        let (node, to_node) = (self.conn_node(conn, from), self.conn_node(conn, 1 - from));
+        self.event(node, EventKind::Send, Some(to_node), Some(conn), 5, || {
+            format!("stream {conn} {} again", seg_name(&seg))
+        });
+        self.send_seg(conn, 1 - from, seg);
     }
 
     /// Makes a thread blocked in accept or connect runnable when it can go on.
@@ -580,5 +644,15 @@ impl World<'_> {
             }
             _ => {}
         }
+    }
+}
+
+/// A handshake segment's name in the timeline.
+fn seg_name(seg: &Seg) -> &'static str {
+    match seg {
+        Seg::Syn => "syn",
+        Seg::SynAck => "syn-ack",
+        Seg::Refused => "refusal",
+        _ => "segment",
     }
 }
