@@ -46,3 +46,19 @@ fn an_execd_image_starts_and_reads_the_counter() {
     let out = run(&["exec"]);
     assert_eq!(common::passing_lines(&out), ["exec'd image reads the counter: 1"]);
 }
+
+/// With every signal blocked (dash does so around a fork), the counter and the vDSO's clock
+/// still read (before, the trap's blocked SIGSEGV killed the process), and a real fault still
+/// kills, the program's handler not run, as Linux forces a blocked fault signal.
+#[test]
+fn the_counter_reads_with_every_signal_blocked_and_a_blocked_fault_still_kills() {
+    let out = run(&["blocked"]);
+    assert_eq!(common::passing_lines(&out), ["blocked: counter moves 1, vDSO clock 0"]);
+    let out = run(&["blocked-fault"]);
+    match &out.report.outcome {
+        Outcome::TargetCrashed { detail } => {
+            assert!(detail.contains("killed by signal 11"), "{detail}")
+        }
+        other => panic!("expected a crash, got {other}: {}", out.render()),
+    }
+}

@@ -84,9 +84,27 @@ pub(crate) fn isolate() {
 /// The main thread's `pthread_t` (for `pthread_kill`).
 static MAIN_THREAD: AtomicU64 = AtomicU64::new(0);
 
-/// The kernel mask: the asynchronous signals, plus the kernel's own signals in `mask`.
+thread_local! {
+    /// The synchronous signals this thread's program blocks (the kernel's part of its mask).
+    static SYNC_BLOCKED: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Whether this thread's program blocks `sig` (one of [`KERNEL_SIGNALS`]).
+pub(crate) fn program_blocks(sig: c_int) -> bool {
+    SYNC_BLOCKED.try_with(|b| b.get() & bit(sig) != 0).unwrap_or(false)
+}
+
+/// Sets the kernel's mask for the program's mask `mask`. `SIGSEGV` stays open while the
+/// counter traps ([`crate::tsc`]): a blocked `SIGSEGV` from a trapped `rdtsc` would kill the
+/// process (dash and exim block every signal around a fork, and glibc's own clock reads then
+/// trap); the handler applies the program's block to real faults itself.
 fn set_kernel_mask(mask: u64) {
-    let set = KERNEL_BLOCKED | (mask & KERNEL_SIGNALS & !bit(libc::SIGSYS));
+    let mut keep = mask & KERNEL_SIGNALS & !bit(libc::SIGSYS);
+    let _ = SYNC_BLOCKED.try_with(|b| b.set(keep));
+    if crate::tsc::trapping() {
+        keep &= !bit(libc::SIGSEGV);
+    }
+    let set = KERNEL_BLOCKED | keep;
     let args = [libc::SIG_SETMASK as i64, &set as *const u64 as i64, 0, 8, 0, 0];
     // SAFETY: rt_sigprocmask with a valid 8-byte set and no old set.
     unsafe { sys::raw_ret(libc::SYS_rt_sigprocmask, args) };

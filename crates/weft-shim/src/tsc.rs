@@ -137,6 +137,11 @@ extern "C" fn on_sigsegv(sig: c_int, info: *mut libc::siginfo_t, ctx: *mut c_voi
                 return;
             }
         }
+        if (*info).si_code > 0 && crate::signals::program_blocks(sig) {
+            // A fault with the signal blocked ends the process, as Linux forces it.
+            crate::signals::kernel_default(sig);
+            return;
+        }
         crate::signals::run_fault_handler(sig, info, ctx);
     }
 }

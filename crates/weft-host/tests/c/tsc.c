@@ -1,9 +1,10 @@
 /* The time-stamp counter under weft: rdtsc and rdtscp advance with virtual time (the same
  * values in every run), glibc's own vDSO clock reads still work, and a program's own SIGSEGV
  * handler still catches its faults (a null read, recovered with siglongjmp) and a raised
- * SIGSEGV. usage: tsc [die | exec] ("die": a fault with the default disposition, which must
- * end the process by SIGSEGV; "exec": an exec'd image, whose loader reads the counter before
- * its shim is there, runs and reads it). */
+ * SIGSEGV. usage: tsc [die | exec | blocked | blocked-fault] ("die": a fault with the default
+ * disposition, which must end the process by SIGSEGV; "exec": an exec'd image, whose loader
+ * reads the counter before its shim is there, runs and reads it; "blocked": the counter with
+ * every signal blocked; "blocked-fault": then a fault, which kills even with a handler). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <setjmp.h>
@@ -40,6 +41,31 @@ int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "die")) {
         volatile int *p = NULL;
         return *p;
+    }
+    if (argc > 1 && !strncmp(argv[1], "blocked", 7)) {
+        /* Every signal blocked (dash does so around a fork): the counter and glibc's own
+         * clock reads still work, and a fault still ends the process, handler or not. */
+        sigset_t all;
+        sigfillset(&all);
+        sigprocmask(SIG_SETMASK, &all, NULL);
+        unsigned long long a = __rdtsc();
+        usleep(1000);
+        struct timespec ts = {0, 0};
+        void *vdso = dlopen("linux-vdso.so.1", RTLD_LAZY | RTLD_NOLOAD);
+        int (*vclock)(clockid_t, struct timespec *) =
+            vdso ? dlsym(vdso, "__vdso_clock_gettime") : NULL;
+        int vr = vclock ? vclock(CLOCK_REALTIME, &ts) : -1;
+        printf("blocked: counter moves %d, vDSO clock %d\n", __rdtsc() > a, vr);
+        if (!strcmp(argv[1], "blocked-fault")) {
+            struct sigaction sa;
+            memset(&sa, 0, sizeof sa);
+            sa.sa_sigaction = on_segv;
+            sa.sa_flags = SA_SIGINFO;
+            sigaction(SIGSEGV, &sa, NULL);
+            volatile int *p = NULL;
+            return *p;
+        }
+        return 0;
     }
     unsigned long long a = __rdtsc();
     usleep(1000);
