@@ -251,3 +251,35 @@ fn a_recording_never_replaces_a_file() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("cannot write"), "{}", text(&o));
     assert!(!text(&o).contains("outcome:"), "refused before the run: {}", text(&o));
 }
+
+/// The shim written to the temp directory is used again only if it is the same bytes: a stale
+/// or altered file of the same size (here zeros) is replaced, not loaded into every node.
+#[test]
+fn a_same_sized_stale_shim_in_the_temp_directory_is_replaced() {
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("stale-shim");
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    let go = || {
+        Command::new(env!("CARGO_BIN_EXE_weft"))
+            .env("TMPDIR", &tmp)
+            .args(["run", "--nodes", "1", "--out"])
+            .arg(tmp.join("out"))
+            .args(["--", "/bin/echo", "shim in place"])
+            .output()
+            .expect("weft runs")
+    };
+    let first = go();
+    assert!(first.status.success(), "{}", text(&first));
+    let shims: Vec<PathBuf> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "so"))
+        .collect();
+    assert_eq!(shims.len(), 1, "{shims:?}");
+    let good = std::fs::read(&shims[0]).unwrap();
+    std::fs::write(&shims[0], vec![0u8; good.len()]).unwrap();
+    let again = go();
+    assert!(again.status.success(), "{}", text(&again));
+    assert!(text(&again).contains("shim in place"), "{}", text(&again));
+    assert!(std::fs::read(&shims[0]).unwrap() == good, "the stale copy is rewritten");
+}

@@ -64,7 +64,9 @@ pub fn shim_path() -> io::Result<PathBuf> {
     PATH.get_or_init(|| {
         let hash = weft_core::stable_hash(SHIM_SO);
         let path = std::env::temp_dir().join(format!("weft-shim-{hash:016x}.so"));
-        let fresh = std::fs::metadata(&path).map(|m| m.len() == SHIM_SO.len() as u64);
+        // The whole file, not its length: a stale or altered copy of the same size would
+        // otherwise be loaded into every node without a word.
+        let fresh = std::fs::read(&path).map(|b| b == SHIM_SO);
         if fresh.unwrap_or(false) {
             return Ok(path);
         }
