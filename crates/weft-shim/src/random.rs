@@ -1,6 +1,7 @@
 //! Randomness: `getrandom`, `getentropy`, the `arc4random` family, the names `mkstemp` and
 //! its variants make, and the bytes behind an opened `/dev/urandom` or `/dev/random` come from
-//! this process's SplitMix64 stream, seeded by the host at hello.
+//! this process's SplitMix64 stream, seeded by the host at hello; so do the kernel's
+//! `AT_RANDOM` bytes and the stack-protector canary glibc took from them.
 
 use crate::prelude::*;
 
@@ -13,6 +14,36 @@ fn next_random() -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
+}
+
+/// SplitMix64's output function.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The kernel fills 16 `AT_RANDOM` bytes anew at every exec, and glibc makes the
+/// stack-protector canary from the first 8 (low byte cleared). A canary left in a stale stack
+/// slot goes out with whatever the program sends from there (corosync's merge-detect messages
+/// carry 4 such bytes in a field it never sets), so every run differed. Both are replaced by
+/// values derived from the host's seed (the process's stream is not consumed). The pointer
+/// guard glibc took from the other 8 bytes stays: pointers were mangled with it already.
+///
+/// # Safety
+/// Only from the library constructor: no function with a stack-protector check may be live
+/// below it with the old canary (glibc 2.36's loader has none there).
+pub(crate) unsafe fn settle_at_random() {
+    let a = mix(RNG.load(Ordering::Relaxed) ^ 0xA7_4A4D_0000_0019);
+    let b = mix(a);
+    let at = libc::getauxval(libc::AT_RANDOM) as *mut u8;
+    if !at.is_null() {
+        ptr::copy_nonoverlapping(a.to_le_bytes().as_ptr(), at, 8);
+        ptr::copy_nonoverlapping(b.to_le_bytes().as_ptr(), at.add(8), 8);
+    }
+    // glibc's x86-64 thread header keeps the canary at %fs:0x28; new threads copy it.
+    core::arch::asm!("mov qword ptr fs:[0x28], {}", in(reg) a & !0xff, options(nostack));
 }
 
 /// Fills `len` bytes at `buf` from this process's random stream.

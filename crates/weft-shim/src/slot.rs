@@ -238,6 +238,8 @@ extern "C" fn weft_ctor() {
             // SAFETY: active; constructors run before the program's code, on one thread.
             unsafe { crate::diskstdio::serve_std_stream(fd) };
         }
+        // SAFETY: the library constructor, before the program's code (see the function).
+        unsafe { crate::random::settle_at_random() };
     }
     crate::creds::init();
 }
