@@ -33,6 +33,7 @@ mod config;
 mod elf;
 mod host;
 mod idmap;
+mod privrun;
 mod region;
 mod spawn;
 mod symbols;

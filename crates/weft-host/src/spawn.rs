@@ -258,6 +258,39 @@ fn bind_view(view: &View, enter: bool) -> io::Result<()> {
     Ok(())
 }
 
+/// Between fork and exec, in the new user namespace, without a view: a mount namespace of the
+/// process's own, for its own `/run`.
+fn own_mounts() -> io::Result<()> {
+    // SAFETY: unshare and mount are async-signal-safe; the path is a constant.
+    unsafe {
+        if libc::unshare(libc::CLONE_NEWNS) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let private = libc::MS_REC | libc::MS_PRIVATE;
+        libc::mount(std::ptr::null(), c"/".as_ptr(), std::ptr::null(), private, std::ptr::null());
+    }
+    Ok(())
+}
+
+/// Whether a process started as simulated ones are gets its own `/run` (`privrun`).
+pub(crate) fn probe_private_run() -> bool {
+    let mut cmd = Command::new("/bin/true");
+    cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    let maps = IdMaps::new(false);
+    // SAFETY: the closure calls only async-signal-safe functions on data built before fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            enter_namespaces(&maps)?;
+            own_mounts()?;
+            match crate::privrun::mount_private_run() {
+                true => Ok(()),
+                false => Err(io::Error::other("no private /run")),
+            }
+        });
+    }
+    cmd.status().map(|s| s.success()).unwrap_or(false)
+}
+
 /// A netlink RTM_NEWADDR request giving `lo` (ifindex 1) the address `ip`/32, built before
 /// fork. With it, glibc's getaddrinfo(AI_ADDRCONFIG) — the default for NULL hints — sees a
 /// configured IPv4 address in the otherwise empty namespace, as it would on a real host.
@@ -376,8 +409,13 @@ pub(crate) fn spawn(spec: &SpawnSpec<'_>) -> io::Result<Spawned> {
                 enter_namespaces(&maps)?;
                 configure_loopback(&address);
             }
-            if let Some(view) = &view {
-                bind_view(view, true)?;
+            match &view {
+                Some(view) => bind_view(view, true)?,
+                None if netns => own_mounts()?,
+                None => {}
+            }
+            if netns {
+                crate::privrun::mount_private_run();
             }
             if let Some(cpu) = cpu {
                 let mut set: libc::cpu_set_t = std::mem::zeroed();

@@ -145,3 +145,28 @@ fn the_stack_canary_and_at_random_come_from_the_seed() {
     let native = String::from_utf8_lossy(&native.stdout).into_owned();
     assert!(!native.contains(&a[0]), "natively the kernel's bytes: {native}");
 }
+
+/// Each node has its own `/run` (an overlay on the machine's): a pid file one node writes
+/// there is not the other's, the machine's files show through, and nothing of the run is
+/// left in the machine's `/run` (nodes of one daemon met there: corosync's lock, exim's pid
+/// file from the run before).
+#[test]
+fn each_node_has_its_own_run_directory() {
+    let script = "if [ {id} = 0 ]; then echo n0 > /run/weft-privrun-test.pid; sleep 0.01; \
+                  else sleep 0.005; fi; cat /run/weft-privrun-test.pid 2>/dev/null || echo none; \
+                  test -d /run/lock && echo machine dirs show";
+    let cfg = weft_host::HostConfig::new("/bin/sh", vec!["-c".into(), script.into()], 2);
+    let out = run(&cfg);
+    let text = out.render();
+    assert_eq!(out.report.outcome, Outcome::Pass, "{text}");
+    let real = std::path::Path::new("/run/weft-privrun-test.pid");
+    if out.notes.iter().any(|n| n.contains("overlay on /run")) {
+        assert!(!weft_host::netns_available() || text.contains("n1 | n0"), "{text}");
+        let _ = std::fs::remove_file(real);
+        return;
+    }
+    assert!(text.contains("n0 | n0"), "{text}");
+    assert!(text.contains("n1 | none"), "the other node's pid file: {text}");
+    assert_eq!(text.matches("machine dirs show").count(), 2, "{text}");
+    assert!(!real.exists(), "the run left {} behind", real.display());
+}

@@ -410,6 +410,13 @@ pub(crate) fn run(
         }
     };
     let all_users = netns && all_users(cfg, &mut notes);
+    if netns && !crate::privrun::available() {
+        notes.push(
+            "the kernel refused an overlay on /run: nodes share the machine's /run (pid files \
+             and sockets under fixed names meet, and what a run leaves there stays)"
+                .to_string(),
+        );
+    }
     let pin = if cfg.pin_cpu { pin_current_thread() } else { None };
     // Spin only when the processes can run beside the host: pinned to another CPU, or not
     // pinned at all with two CPUs or more (the scheduler spreads two busy threads over them).
