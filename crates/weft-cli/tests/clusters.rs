@@ -74,8 +74,8 @@ fn a_redis_cluster_forms_and_redirects_a_client() {
 }
 
 #[test]
-fn a_client_asks_dnsmasq_which_asks_named() {
-    if installed(&["/usr/sbin/named", "/usr/sbin/dnsmasq", "/usr/bin/python3"]) {
+fn dig_asks_dnsmasq_which_asks_named() {
+    if installed(&["/usr/sbin/named", "/usr/sbin/dnsmasq", "/usr/bin/dig"]) {
         let lines = [
             " running\n", // named's start log (its time moves with the path it prints)
             "n1 | dnsmasq[1001]: forwarded www.example.test to 127.1.0.1#7000",
@@ -83,9 +83,22 @@ fn a_client_asks_dnsmasq_which_asks_named() {
             "reply ns.example.test is 10.9.8.1",
             "n2 | 10.9.8.1\n",
             "n2 | 10.9.8.9\n",
-            "n2 | rcode 3\n",
+            "n2 | status: NXDOMAIN\n",
         ];
         runs_twice_alike("dns.toml", &lines);
+    }
+}
+
+/// Corosync's totem protocol forms one ring of the three nodes, and votequorum gives it quorum.
+#[test]
+fn corosync_forms_one_ring_with_quorum() {
+    if installed(&["/usr/sbin/corosync"]) {
+        let lines = [
+            "n0 | notice  [TOTEM ] A new membership (1.9) was formed. Members joined: 1 2 3",
+            "n1 | notice  [QUORUM] This node is within the primary component",
+            "n2 | notice  [QUORUM] Members[3]: 1 2 3",
+        ];
+        runs_twice_alike("corosync.toml", &lines);
     }
 }
 

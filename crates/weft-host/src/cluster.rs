@@ -181,11 +181,12 @@ impl Cluster {
         let mut groups = Vec::new();
         for (i, g) in doc.group.into_iter().enumerate() {
             let at = |field: &str| format!("group {} (`{}`): field `{field}`", i + 1, g.name);
-            // Relative to the file; a bare name not found there is looked up in PATH later
+            // Relative to the file; a bare name that is no file there (absent, or a folder of
+            // the same name, such as the program's configuration) is looked up in PATH later
             // (`check_program`), as a shell would.
             let beside = base.join(&g.program);
             let bare = !g.program.as_os_str().as_encoded_bytes().contains(&b'/');
-            let program = if bare && !beside.exists() { g.program.clone() } else { beside };
+            let program = if bare && !beside.is_file() { g.program.clone() } else { beside };
             // `{dir}` is the file's folder, fixed now so a repro records an absolute path.
             let here = |a: &String| a.replace("{dir}", &base.display().to_string());
             let mut group =
