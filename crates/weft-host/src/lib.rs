@@ -32,6 +32,7 @@ mod cluster;
 mod config;
 mod elf;
 mod host;
+mod hostsfile;
 mod idmap;
 mod privrun;
 mod region;

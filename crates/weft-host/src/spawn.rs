@@ -36,6 +36,8 @@ pub(crate) struct SpawnSpec<'a> {
     pub(crate) all_users: bool,
     /// The node's simulated address (host byte order), given to `lo` in its namespace.
     pub(crate) ip: u32,
+    /// The run's hosts file, bound over `/etc/hosts` in the node's mount namespace.
+    pub(crate) hosts: Option<&'a std::ffi::CString>,
 }
 
 fn env_name(bytes: &[u8]) -> &str {
@@ -399,6 +401,7 @@ pub(crate) fn spawn(spec: &SpawnSpec<'_>) -> io::Result<Spawned> {
     }
     let netns = spec.netns;
     let view = launch.view.clone().filter(|_| netns);
+    let hosts = spec.hosts.cloned();
     let limits = launch.limits;
     // SAFETY: the closure runs between fork and exec and calls only async-signal-safe
     // functions (unshare, mount, chdir, open/write/close, sched_setaffinity, personality, prctl, dup2,
@@ -416,6 +419,9 @@ pub(crate) fn spawn(spec: &SpawnSpec<'_>) -> io::Result<Spawned> {
             }
             if netns {
                 crate::privrun::mount_private_run();
+                if let Some(file) = &hosts {
+                    crate::hostsfile::bind(file);
+                }
             }
             if let Some(cpu) = cpu {
                 let mut set: libc::cpu_set_t = std::mem::zeroed();

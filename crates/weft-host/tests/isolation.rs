@@ -170,3 +170,22 @@ fn each_node_has_its_own_run_directory() {
     assert_eq!(text.matches("machine dirs show").count(), 2, "{text}");
     assert!(!real.exists(), "the run left {} behind", real.display());
 }
+
+/// Every node's name (`n<id>`, its host name) resolves to the address other nodes reach it at,
+/// for every node, through the ordinary `/etc/hosts` lookup (Erlang's `-sname`, Java's
+/// `getLocalHost` and squid look up their own name).
+#[test]
+fn node_names_resolve_to_node_addresses() {
+    let script = "getent hosts n0 n1 \"$(hostname)\" | tr -s ' '";
+    let cfg = weft_host::HostConfig::new("/bin/sh", vec!["-c".into(), script.into()], 2);
+    let out = run(&cfg);
+    if !weft_host::netns_available() {
+        return; // no mount namespace: the machine's /etc/hosts
+    }
+    let text = out.render();
+    for node in ["n0", "n1"] {
+        assert!(text.contains(&format!("{node} | 127.1.0.1 n0\n")), "{text}");
+        assert!(text.contains(&format!("{node} | 127.1.0.2 n1\n")), "{text}");
+    }
+    assert_eq!(text.matches("127.1.0.1 n0\n").count(), 3, "n0's own name: {text}");
+}

@@ -353,6 +353,8 @@ pub(crate) struct World<'a> {
     netns: bool,
     /// Every id mapped in the processes' user namespaces.
     all_users: bool,
+    /// The run's hosts file (`hostsfile`), with a name for every node.
+    hosts: Option<std::ffi::CString>,
 }
 
 /// Whether the namespaces map every id: asked for (the default) and weft runs as root; else a
@@ -469,6 +471,7 @@ pub(crate) fn run(
         spin,
         netns,
         all_users,
+        hosts: netns.then(|| crate::hostsfile::prepare(cfg.nodes)).flatten(),
     };
     let result = world.run_loop();
     world.kill_all();

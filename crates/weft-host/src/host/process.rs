@@ -18,6 +18,7 @@ impl World<'_> {
             netns: self.netns,
             all_users: self.all_users,
             ip: node_ip(node),
+            hosts: self.hosts.as_ref(),
         })?;
         self.procs.push(Proc {
             node,

@@ -1,0 +1,52 @@
+//! Node names resolve. Each node's host name is `n<id>` (`uname`, `gethostname`), and programs
+//! look it up: Erlang's `-sname`, Java's `getLocalHost`, squid's check of its own name, a
+//! daemon that advertises the address its name has. The machine's `/etc/hosts` knows none of
+//! them, so in each node's mount namespace a copy of it with one line per node of the run
+//! (`127.1.0.1 n0`, …: the address other nodes reach it at) is bound over `/etc/hosts`.
+//! The copy is written once per content to the temp directory (as the shim is).
+
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+
+/// The hosts file for a run of `nodes` nodes: the machine's, then the nodes' names.
+fn content(nodes: u32) -> String {
+    let mut text = std::fs::read_to_string("/etc/hosts").unwrap_or_default();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str("# weft: the nodes of this run\n");
+    for node in 0..nodes {
+        let ip = crate::host::format_ip(crate::host::node_ip(node));
+        text.push_str(&format!("{ip} n{node}\n"));
+    }
+    text
+}
+
+/// Writes (or finds) the hosts file for `nodes` nodes; its path, or `None` when the temp
+/// directory cannot hold it (then the machine's `/etc/hosts` is used).
+pub(crate) fn prepare(nodes: u32) -> Option<CString> {
+    let text = content(nodes);
+    let hash = weft_core::stable_hash(text.as_bytes());
+    let path = std::env::temp_dir().join(format!("weft-hosts-{hash:016x}"));
+    if std::fs::read(&path).ok().as_deref() != Some(text.as_bytes()) {
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        std::fs::write(&tmp, &text).and_then(|_| std::fs::rename(&tmp, &path)).ok()?;
+    }
+    CString::new(path.as_os_str().as_bytes()).ok()
+}
+
+/// Between fork and exec, in the node's mount namespace: binds `file` over `/etc/hosts`.
+/// Best effort: a failure leaves the machine's.
+pub(crate) fn bind(file: &CString) {
+    // SAFETY: mount is an async-signal-safe system call on NUL-terminated paths.
+    unsafe {
+        let flags = libc::MS_BIND;
+        libc::mount(
+            file.as_ptr(),
+            c"/etc/hosts".as_ptr(),
+            std::ptr::null(),
+            flags,
+            std::ptr::null(),
+        );
+    }
+}
