@@ -48,6 +48,27 @@ fn process_shared_semaphores_and_futexes_wake_across_fork() {
     parity("pshared");
 }
 
+/// A named semaphore (`sem_open`) mapped at different addresses by a process and the image its
+/// child execs: the parent's post reaches the waiting child, natively and under the shim (the
+/// host matched waits by address, so the child waited for good).
+#[test]
+fn a_named_semaphore_mapped_at_two_addresses_wakes_across_processes() {
+    let bin = common::compile("semopen", &["-pthread"]);
+    let native = Command::new(&bin).output().expect("run natively");
+    let lines = ["parent posts", "child maps it elsewhere 1", "child took the post"];
+    let native = String::from_utf8(native.stdout).unwrap();
+    for line in lines {
+        assert!(native.contains(line), "natively: {native}");
+    }
+    let cfg = weft_host::HostConfig::new(bin, vec![], 1);
+    let mut d = Decisions::random(1);
+    let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
+    assert_eq!(
+        common::passing_lines(&out),
+        ["child maps it elsewhere 1", "parent posts", "child took the post"]
+    );
+}
+
 #[test]
 fn fork_and_the_wait_family() {
     parity("wait");

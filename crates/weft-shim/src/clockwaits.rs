@@ -9,8 +9,8 @@
 
 use crate::prelude::*;
 use crate::threads::{
-    cond_signal_common, cond_wait_common, mutex_take_by, rwlock_take, sem_try, take_or_wait,
-    wait_on,
+    cond_signal_common, cond_wait_common, mutex_take_by, rwlock_take, sem_at, sem_try,
+    take_or_wait, wait_on,
 };
 use crate::time::ts_ns;
 use core::sync::atomic::AtomicI32;
@@ -119,7 +119,7 @@ pub unsafe extern "C" fn sem_clockwait(
     if let Some(_g) = Guard::enter() {
         if active() {
             let r = match deadline_on(clock, abstime) {
-                Some(d) => take_or_wait(sem as *const c_void, d, libc::EAGAIN, || sem_try(sem)),
+                Some(d) => take_or_wait(sem_at(sem), d, libc::EAGAIN, || sem_try(sem)),
                 None => libc::EINVAL,
             };
             if r != 0 {

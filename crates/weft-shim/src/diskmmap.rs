@@ -266,6 +266,9 @@ pub unsafe extern "C" fn mmap(
         }
     }
     let p = as_address(vmspace::map(addr as usize, len, prot, flags, fd, off));
+    if p != libc::MAP_FAILED {
+        crate::sharedkeys::mapped(p as usize, round_up(len), flags, fd, off);
+    }
     if p != libc::MAP_FAILED && flags & libc::MAP_FIXED != 0 && COUNT.load(Ordering::Relaxed) > 0 {
         if let Some(_g) = Guard::enter() {
             if active() {
@@ -291,6 +294,10 @@ pub unsafe extern "C" fn mmap64(
 #[no_mangle]
 pub unsafe extern "C" fn munmap(addr: *mut c_void, len: size_t) -> c_int {
     let r = ret_errno(vmspace::unmap(addr as usize, len)) as c_int;
+    if r == 0 {
+        let start = addr as usize;
+        crate::sharedkeys::forget(start, start.saturating_add(round_up(len)));
+    }
     if r == 0 && COUNT.load(Ordering::Relaxed) > 0 {
         if let Some(_g) = Guard::enter() {
             if active() {
@@ -337,7 +344,12 @@ pub unsafe extern "C" fn mremap(
             }
         }
     }
-    as_address(vmspace::remap(old as usize, old_len, new_len, flags, new_addr as usize))
+    let p = as_address(vmspace::remap(old as usize, old_len, new_len, flags, new_addr as usize));
+    if p != libc::MAP_FAILED {
+        let start = old as usize;
+        crate::sharedkeys::forget(start, start.saturating_add(round_up(old_len.max(1))));
+    }
+    p
 }
 
 /// Advice that keeps a mapping's contents (hints, fork and dump behaviour, paging out).

@@ -81,6 +81,7 @@ mod process;
 mod procfs;
 mod random;
 mod rawcalls;
+mod sharedkeys;
 mod sigfd;
 mod signals;
 mod slot;

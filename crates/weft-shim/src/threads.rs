@@ -260,6 +260,16 @@ unsafe fn sem_shared(sem: *const libc::sem_t) -> bool {
     (*(sem as *const u8).add(8).cast::<u32>()) == libc::FUTEX_PRIVATE_FLAG as u32
 }
 
+/// Where waits for semaphore `sem` wait: its address, or a process-shared one's key
+/// (`sharedkeys`: the same in every process that maps its file).
+pub(crate) unsafe fn sem_at(sem: *const libc::sem_t) -> *const c_void {
+    if sem_shared(sem) {
+        crate::sharedkeys::key(sem as *const c_void)
+    } else {
+        sem as *const c_void
+    }
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn pthread_cond_signal(c: *mut libc::pthread_cond_t) -> c_int {
     if let Some(_g) = Guard::enter() {
@@ -327,6 +337,15 @@ pub unsafe extern "C" fn syscall(
     )
 }
 
+/// Where a futex operation on `word` waits or wakes: its address, or a shared one's key.
+fn futex_at(word: *const AtomicU32, op: c_int) -> *const c_void {
+    if op & libc::FUTEX_PRIVATE_FLAG == 0 {
+        crate::sharedkeys::key(word as *const c_void)
+    } else {
+        word as *const c_void
+    }
+}
+
 unsafe fn futex_simulated(
     word: *const AtomicU32,
     op: c_int,
@@ -354,13 +373,13 @@ unsafe fn futex_simulated(
                 ts_ns(&*timeout).saturating_sub(base)
             };
             let s = slot();
-            s.args[0] = word as i64;
+            s.args[0] = futex_at(word, op) as i64;
             s.args[1] = deadline as i64;
             ret_errno(handoff(OP_FUTEX_WAIT)) as c_long
         }
         libc::FUTEX_WAKE | libc::FUTEX_WAKE_BITSET => {
             let s = slot();
-            s.args[0] = word as i64;
+            s.args[0] = futex_at(word, op) as i64;
             s.args[1] = val as i64;
             s.args[2] = (op & libc::FUTEX_PRIVATE_FLAG == 0) as i64;
             ret_errno(handoff(OP_FUTEX_WAKE)) as c_long
@@ -428,7 +447,7 @@ pub(crate) unsafe fn sem_try(sem: *mut libc::sem_t) -> c_int {
 pub unsafe extern "C" fn sem_wait(sem: *mut libc::sem_t) -> c_int {
     if let Some(_g) = Guard::enter() {
         if active() {
-            let r = take_or_wait(sem as *const c_void, u64::MAX, libc::EAGAIN, || sem_try(sem));
+            let r = take_or_wait(sem_at(sem), u64::MAX, libc::EAGAIN, || sem_try(sem));
             if r != 0 {
                 set_errno(r);
                 return -1;
@@ -447,7 +466,7 @@ pub unsafe extern "C" fn sem_timedwait(
     if let Some(_g) = Guard::enter() {
         if active() {
             let deadline = deadline_from_abs(abstime);
-            let r = take_or_wait(sem as *const c_void, deadline, libc::EAGAIN, || sem_try(sem));
+            let r = take_or_wait(sem_at(sem), deadline, libc::EAGAIN, || sem_try(sem));
             if r != 0 {
                 set_errno(r);
                 return -1;
@@ -463,7 +482,7 @@ pub unsafe extern "C" fn sem_post(sem: *mut libc::sem_t) -> c_int {
     let r = real!(sem_post: fn(*mut libc::sem_t) -> c_int)(sem);
     if let Some(_g) = Guard::enter() {
         if active() && r == 0 {
-            signal_in(sem as *const c_void, true, sem_shared(sem));
+            signal_in(sem_at(sem), true, sem_shared(sem));
         }
     }
     r
