@@ -437,38 +437,6 @@ pub unsafe extern "C" fn __openat64_2(dir: c_int, path: *const c_char, flags: c_
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn __read_chk(
-    fd: c_int,
-    buf: *mut c_void,
-    len: size_t,
-    _cap: size_t,
-) -> ssize_t {
-    crate::io::read(fd, buf, len)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn __pread_chk(
-    fd: c_int,
-    buf: *mut c_void,
-    len: size_t,
-    off: libc::off_t,
-    _cap: size_t,
-) -> ssize_t {
-    pread(fd, buf, len, off)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn __pread64_chk(
-    fd: c_int,
-    buf: *mut c_void,
-    len: size_t,
-    off: libc::off64_t,
-    _cap: size_t,
-) -> ssize_t {
-    pread64(fd, buf, len, off)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn preadv(
     fd: c_int,
     iov: *const libc::iovec,

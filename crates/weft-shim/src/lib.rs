@@ -67,6 +67,7 @@ mod exec;
 mod execfds;
 mod fdtable;
 mod files;
+mod fortify;
 mod inetaddr;
 mod internal_threads;
 mod io;
