@@ -36,7 +36,9 @@ fn key() -> Option<libc::pthread_key_t> {
 /// will come from the key's destructor (else the caller says goodbye itself, as before).
 pub(crate) fn arm() -> bool {
     // SAFETY: setting this thread's value of a key the shim made; the value is the round.
-    key().is_some_and(|k| unsafe { libc::pthread_setspecific(k, 1 as *const c_void) } == 0)
+    key().is_some_and(
+        |k| unsafe { libc::pthread_setspecific(k, core::ptr::without_provenance(1)) } == 0,
+    )
 }
 
 /// True when this thread has armed the key (its value is still set).
