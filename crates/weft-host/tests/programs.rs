@@ -197,3 +197,16 @@ fn a_library_constructor_that_allocates_runs_in_an_exec_d_image() {
     assert_eq!(out.report.outcome, Outcome::Pass, "{}", out.render());
     assert!(out.render().contains("constructor allocated 1; main ran"), "{}", out.render());
 }
+
+/// A library is initialised before the preloaded shim's constructor: a `getpid` in its
+/// constructor, made before any other hook had set the shim up, answered the real pid, which
+/// differs from run to run.
+#[test]
+fn a_library_constructor_sees_the_virtual_pid() {
+    let lib = common::compile("preloadlib", &["-shared", "-fPIC"]);
+    let link = format!("-Wl,--no-as-needed,{}", lib.display());
+    let cfg = HostConfig::new(common::compile("pidmain", &[&link]), Vec::new(), 1);
+    let out = run(&cfg, &Scenario::calm(), 1);
+    let lines = common::passing_lines(&out);
+    assert_eq!(lines, ["preloaded library loaded, pid 1000", "main: pid 1000"]);
+}

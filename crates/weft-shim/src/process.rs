@@ -24,8 +24,9 @@ pub unsafe extern "C" fn _Exit(status: c_int) -> ! {
 #[no_mangle]
 pub unsafe extern "C" fn getpid() -> libc::pid_t {
     if let Some(_g) = Guard::enter() {
-        let v = VPID.load(Ordering::Relaxed);
-        if v > 0 && active() {
+        // active() first: a library's constructor may ask before any hook set the shim up.
+        let v = if active() { VPID.load(Ordering::Relaxed) } else { 0 };
+        if v > 0 {
             return v as libc::pid_t;
         }
     }
@@ -37,8 +38,8 @@ pub unsafe extern "C" fn getpid() -> libc::pid_t {
 #[no_mangle]
 pub unsafe extern "C" fn gettid() -> libc::pid_t {
     if let Some(_g) = Guard::enter() {
-        let v = VPID.load(Ordering::Relaxed);
-        if v > 0 && active() {
+        let v = if active() { VPID.load(Ordering::Relaxed) } else { 0 };
+        if v > 0 {
             let mine = MY_SLOT.try_with(|s| s.get()).unwrap_or(ptr::null_mut());
             if mine.is_null() {
                 return v as libc::pid_t;
@@ -56,7 +57,7 @@ pub unsafe extern "C" fn gettid() -> libc::pid_t {
 #[no_mangle]
 pub unsafe extern "C" fn getppid() -> libc::pid_t {
     if let Some(_g) = Guard::enter() {
-        if VPID.load(Ordering::Relaxed) > 0 && active() {
+        if active() && VPID.load(Ordering::Relaxed) > 0 {
             return PPID.load(Ordering::Relaxed) as libc::pid_t;
         }
     }
