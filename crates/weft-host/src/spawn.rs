@@ -377,6 +377,18 @@ fn base_env(launch: &Launch) -> [(&'static str, String); 4] {
     [("PATH", PATH.to_string()), ("HOME", cwd.clone()), ("PWD", cwd), ("TZ", "UTC0".into())]
 }
 
+/// `LD_PRELOAD`: the shim first (the first preloaded library's definitions win, so its hooks
+/// are the ones the program calls), then the libraries the group's `env` preloads, in order.
+fn preload(shim: &Path, env: &[(String, String)]) -> std::ffi::OsString {
+    let mut list = shim.as_os_str().to_owned();
+    let asked = env.iter().rev().find(|(k, _)| k == "LD_PRELOAD").map(|(_, v)| v.as_str());
+    for lib in asked.unwrap_or("").split([':', ' ']).filter(|l| !l.is_empty()) {
+        list.push(":");
+        list.push(lib);
+    }
+    list
+}
+
 pub(crate) fn spawn(spec: &SpawnSpec<'_>) -> io::Result<Spawned> {
     let (read, write) = pipe()?;
     let write2 = write.try_clone()?;
@@ -389,7 +401,7 @@ pub(crate) fn spawn(spec: &SpawnSpec<'_>) -> io::Result<Spawned> {
         .stdin(Stdio::null())
         .stdout(Stdio::from(write))
         .stderr(Stdio::from(write2))
-        .env("LD_PRELOAD", spec.shim)
+        .env("LD_PRELOAD", preload(spec.shim, &launch.env))
         .env(env_name(ENV_FD), CHILD_REGION_FD.to_string())
         .env(env_name(ENV_SLOT), spec.slot.to_string());
     let maps = IdMaps::new(spec.all_users);

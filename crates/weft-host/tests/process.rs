@@ -176,3 +176,26 @@ fn waiting_for_a_child_before_reading_its_full_pipe_is_a_deadlock_named_so() {
 fn a_write_with_no_reader_raises_sigpipe() {
     parity("sigpipe");
 }
+
+/// What a node's own `LD_PRELOAD` names is loaded beside the shim (after it, so the shim's
+/// hooks still win: the library sees the virtual pid), both from the group's environment and
+/// from a shell's `LD_PRELOAD=… exec prog`; both had been replaced by the shim alone.
+#[test]
+fn a_users_ld_preload_is_kept_after_the_shim() {
+    let lib = common::compile("preloadlib", &["-shared", "-fPIC"]);
+    let lib = lib.to_str().unwrap();
+    let loaded = "preloaded library loaded, pid 1000";
+    let lines = |cfg: &weft_host::HostConfig| {
+        let mut d = Decisions::random(3);
+        let out = weft_host::run_once(cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
+        common::passing_lines(&out).iter().map(|l| l.to_string()).collect::<Vec<_>>()
+    };
+
+    let mut cfg = weft_host::HostConfig::new("/bin/echo", vec!["main ran".into()], 1);
+    cfg.groups[0].env.insert("LD_PRELOAD".into(), lib.into());
+    assert_eq!(lines(&cfg), [loaded, "main ran"], "from the group's environment");
+
+    let exec = format!("LD_PRELOAD={lib} exec /bin/echo main ran");
+    let cfg = weft_host::HostConfig::new("/bin/sh", vec!["-c".into(), exec], 1);
+    assert_eq!(lines(&cfg), [loaded, "main ran"], "from the shell's exec");
+}

@@ -219,9 +219,51 @@ unsafe fn starts_with(entry: *const c_char, prefix: &[u8]) -> bool {
 
 const ENV_MAX: usize = 4096;
 
-/// `execve` keeping the shim: the environment gets `LD_PRELOAD` (as this process had it), the
-/// region fd and this thread's slot, and the region fd survives the exec. Answers -1 with
-/// errno when the exec fails (the process goes on as before).
+/// The value of the last `name=` entry (`name` with its `=`) of the environment `e`, or null.
+unsafe fn env_value(mut e: *const *const c_char, name: &[u8]) -> *const c_char {
+    let mut found = ptr::null();
+    while !e.is_null() && !(*e).is_null() {
+        if starts_with(*e, name) {
+            found = (*e).add(name.len());
+        }
+        e = e.add(1);
+    }
+    found
+}
+
+/// Appends the program's environment `e` to `env[..n]` but the entries the shim writes itself
+/// (the data directories' and `LD_PRELOAD` only when it does); answers the new count.
+unsafe fn copy_env(
+    env: &mut [*const c_char; ENV_MAX],
+    mut n: usize,
+    mut e: *const *const c_char,
+    own_dirs: bool,
+    own_preload: bool,
+) -> usize {
+    while !e.is_null() && !(*e).is_null() {
+        let entry = *e;
+        let ours = starts_with(entry, b"WEFT_SHM_FD=")
+            || starts_with(entry, b"WEFT_CREDS=")
+            || starts_with(entry, b"WEFT_FDS=")
+            || starts_with(entry, b"WEFT_SLOT=")
+            || (own_dirs && starts_with(entry, b"WEFT_DATA_DIRS="))
+            || (own_preload && starts_with(entry, b"LD_PRELOAD="));
+        if !ours {
+            if n + 1 >= ENV_MAX {
+                unsupported(b"execve(): more than 4096 environment variables", -1, 0);
+            }
+            env[n] = entry;
+            n += 1;
+        }
+        e = e.add(1);
+    }
+    n
+}
+
+/// `execve` keeping the shim: the environment gets `LD_PRELOAD` (the shim first, then what the
+/// program's environment preloads: [`crate::preload`]), the region fd and this thread's slot,
+/// and the region fd survives the exec. Answers -1 with errno when the exec fails (the process
+/// goes on as before).
 unsafe fn exec_simulated(
     path: *const c_char,
     argv: *const *const c_char,
@@ -247,13 +289,11 @@ unsafe fn exec_simulated(
     n += 1;
     env[n] = put_var(&mut vars, &mut at, ENV_SLOT, my_slot_index() as u64);
     n += 1;
-    let preload = libc::getenv(c"LD_PRELOAD".as_ptr());
-    let mut own = [0u8; 4096];
-    if !preload.is_null() {
-        let len = libc::strlen(preload).min(own.len() - 12);
-        own[..11].copy_from_slice(b"LD_PRELOAD=");
-        core::ptr::copy_nonoverlapping(preload.cast::<u8>(), own[11..].as_mut_ptr(), len);
-        env[n] = own.as_ptr().cast();
+    let e = if envp.is_null() { environ } else { envp };
+    let mut preload_buf = [0u8; crate::preload::ENV_LEN];
+    let preload = crate::preload::entry(&mut preload_buf, env_value(e, b"LD_PRELOAD="));
+    if let Some(entry) = preload {
+        env[n] = entry;
         n += 1;
     }
     // The data directories go with the image even if the program cleared its environment.
@@ -276,24 +316,7 @@ unsafe fn exec_simulated(
         env[n] = fds.as_ptr().cast();
         n += 1;
     }
-    let mut e = if envp.is_null() { environ } else { envp };
-    while !e.is_null() && !(*e).is_null() {
-        let entry = *e;
-        let ours = starts_with(entry, b"WEFT_SHM_FD=")
-            || starts_with(entry, b"WEFT_CREDS=")
-            || starts_with(entry, b"WEFT_FDS=")
-            || starts_with(entry, b"WEFT_SLOT=")
-            || (!value.is_empty() && starts_with(entry, b"WEFT_DATA_DIRS="))
-            || (!preload.is_null() && starts_with(entry, b"LD_PRELOAD="));
-        if !ours {
-            if n + 1 >= ENV_MAX {
-                unsupported(b"execve(): more than 4096 environment variables", -1, 0);
-            }
-            env[n] = entry;
-            n += 1;
-        }
-        e = e.add(1);
-    }
+    n = copy_env(&mut env, n, e, !value.is_empty(), preload.is_some());
     env[n] = ptr::null();
     crate::tsc::across_exec(false);
     let r = sys::raw(libc::SYS_execve, [path as i64, argv as i64, env.as_ptr() as i64, 0, 0, 0]);

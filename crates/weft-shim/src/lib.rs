@@ -78,6 +78,7 @@ mod pktinfo;
 
 mod poll;
 mod popen;
+mod preload;
 mod process;
 mod procfs;
 mod random;

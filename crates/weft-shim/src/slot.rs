@@ -167,6 +167,8 @@ fn init() {
     // SAFETY: setting a descriptor flag on the inherited fd.
     unsafe { libc::fcntl(fd as c_int, libc::F_SETFD, libc::FD_CLOEXEC) };
     REGION.store(fd as i64, Ordering::Relaxed);
+    // SAFETY: the image is starting; nothing has exec'd yet.
+    unsafe { crate::preload::init() };
     let header = base as *mut Header;
     // SAFETY: the region starts with a Header the host initialised before spawning us.
     if unsafe { (*header).magic } != MAGIC {
