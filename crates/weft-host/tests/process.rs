@@ -199,3 +199,38 @@ fn a_users_ld_preload_is_kept_after_the_shim() {
     let cfg = weft_host::HostConfig::new("/bin/sh", vec!["-c".into(), exec], 1);
     assert_eq!(lines(&cfg), [loaded, "main ran"], "from the shell's exec");
 }
+
+fn prio(mode: &str) -> weft_host::RunOutput {
+    let mut d = Decisions::random(1);
+    let cfg = common::config("prio", &[mode], 1);
+    weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap()
+}
+
+/// A node's program alone in its process group may set and read the group's priority (it is
+/// its own: corosync does this when `sched_setscheduler` fails); it had exited 4. A group with
+/// a child in it, and a user, reach processes the shim cannot name: still refused by name.
+#[test]
+fn the_priority_of_a_process_group_holding_the_caller_alone_is_its_own() {
+    let out = prio("alone");
+    assert_eq!(
+        common::passing_lines(&out),
+        [
+            "set group 0: 0",
+            "get group 0: 5 errno 0",
+            "get process: 5",
+            "set own group by id: 0",
+            "get own group by id: 7",
+            "unknown which: -1 errno EINVAL 1",
+        ]
+    );
+    for (mode, named) in [
+        ("child", "setpriority() of a process group with other processes in it"),
+        ("user", "setpriority() of a user"),
+    ] {
+        let out = prio(mode);
+        match &out.report.outcome {
+            Outcome::Unsupported { detail } => assert!(detail.contains(named), "{detail}"),
+            other => panic!("{mode}: expected a refusal, got {other:?}: {}", out.render()),
+        }
+    }
+}
