@@ -234,3 +234,41 @@ fn the_priority_of_a_process_group_holding_the_caller_alone_is_its_own() {
         }
     }
 }
+
+fn execstale(mode: &str) -> weft_host::RunOutput {
+    let mut d = Decisions::random(2);
+    let cfg = common::config("execstale", &[mode], 1);
+    weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap()
+}
+
+/// An epoll instance, timerfd and signalfd left open across exec (Erlang's VM leaves two epoll
+/// instances and two timerfds to `erl_child_setup`, which closes them first) had refused the
+/// exec, exit 4. Their numbers now come across as stale rows: `dup2` over one and
+/// `close_range` close them, fresh ones work in their place, as natively.
+#[test]
+fn epoll_timerfd_and_signalfd_left_open_across_exec_can_be_closed() {
+    let bin = common::compile("execstale", &[]);
+    let native = Command::new(&bin).arg("close").output().expect("run natively");
+    let native = String::from_utf8(native.stdout).unwrap();
+    let out = execstale("close");
+    let shim: Vec<&str> = common::passing_lines(&out);
+    assert_eq!(shim, native.lines().collect::<Vec<_>>());
+    assert_eq!(shim.last(), Some(&"OK"), "{shim:?}");
+}
+
+/// Any other use of such a descriptor ends the run naming the call: what it was (an interest
+/// list, an armed timer) stayed with the old image, and the kernel's placeholder would answer
+/// something else, silently.
+#[test]
+fn using_an_epoll_or_timerfd_left_open_across_exec_is_refused_by_name() {
+    for (mode, call) in [("epoll_wait", "epoll_wait()"), ("read", "read()")] {
+        let out = execstale(mode);
+        match &out.report.outcome {
+            Outcome::Unsupported { detail } => {
+                assert!(detail.contains(call), "{mode}: {detail}");
+                assert!(detail.contains("left open across exec"), "{mode}: {detail}");
+            }
+            other => panic!("{mode}: expected a refusal, got {other:?}: {}", out.render()),
+        }
+    }
+}

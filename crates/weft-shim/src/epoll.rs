@@ -127,6 +127,10 @@ pub unsafe extern "C" fn epoll_ctl(
     ev: *mut libc::epoll_event,
 ) -> c_int {
     if let Some(_g) = Guard::enter() {
+        if active() {
+            crate::execfds::refuse_stale(epfd, b"epoll_ctl()");
+            crate::execfds::refuse_stale(fd, b"epoll_ctl()");
+        }
         if active() && fdtable::host_polled(fd) {
             let Some(set) = epoll_set(epfd) else {
                 set_errno(libc::EBADF);
@@ -273,6 +277,7 @@ pub unsafe extern "C" fn epoll_wait(
 ) -> c_int {
     if let Some(_g) = Guard::enter() {
         if active() {
+            crate::execfds::refuse_stale(epfd, b"epoll_wait()");
             return epoll_common(epfd, ev, max, deadline_after_ms(timeout));
         }
     }
@@ -290,6 +295,7 @@ pub unsafe extern "C" fn epoll_pwait(
 ) -> c_int {
     if let Some(_g) = Guard::enter() {
         if active() {
+            crate::execfds::refuse_stale(epfd, b"epoll_pwait()");
             return epoll_common(epfd, ev, max, deadline_after_ms(timeout));
         }
     }

@@ -7,7 +7,14 @@
 //! Each close-on-exec row is then forgotten as a close would forget it, so the host hears the
 //! kernel closed it (the reader of a close-on-exec pipe, as `posix_spawn` and Python's
 //! `subprocess` use to learn an exec succeeded, sees end-of-file). An epoll instance, timerfd
-//! or signalfd open across `exec` keeps state only the old image had: exit 4, naming the call.
+//! or signalfd open across `exec` keeps state only the old image had (its interest list, timer,
+//! mask): the new image forgets it for the host, as a close would, and keeps the number as a
+//! stale row, which `close`, `close_range` and `dup2` over it close as usual (Erlang's VM leaves
+//! two epoll instances and two timerfds open for `erl_child_setup`, which closes them first
+//! thing); any other use ends the run (exit 4) naming the call. The kernel's descriptor stays
+//! open beside the row, the placeholder it always was (a real epoll instance holding only
+//! the real descriptors registered in it, a timerfd never armed, a signalfd with an empty
+//! mask), so closing it, or `dup2` onto it, is the kernel's as natively.
 //! The entry is `WEFT_FDS=fd:flags:object:rcvtimeo:owner:cloexec;…`, all decimal.
 
 use crate::fdtable::Row;
@@ -33,14 +40,6 @@ pub(crate) unsafe fn env_entry(buf: &mut [u8; ENV_LEN]) -> bool {
     for fd in 0..fdtable::FD_MAX as c_int {
         let Some(row) = fdtable::row(fd) else { continue };
         let cloexec = libc::fcntl(fd, libc::F_GETFD) & libc::FD_CLOEXEC != 0;
-        if !cloexec && !carried(fd) {
-            unsupported(
-                b"execve(): an epoll instance, timerfd or signalfd open across exec without \
-                  close-on-exec is not carried into the new image",
-                libc::SYS_execve,
-                0,
-            );
-        }
         if t.len() + ROW_MAX >= ENV_LEN - 1 {
             unsupported(
                 b"execve(): more simulated descriptors open across exec than WEFT_FDS holds",
@@ -55,9 +54,24 @@ pub(crate) unsafe fn env_entry(buf: &mut [u8; ENV_LEN]) -> bool {
     end > start
 }
 
-/// True when the new image can go on with `fd` from its row alone.
-fn carried(fd: c_int) -> bool {
-    !matches!(fdtable::kind(fd), FdKind::Epoll | FdKind::Timerfd | FdKind::Signalfd)
+/// True when the new image can go on with a descriptor of `kind` from its row alone.
+fn carried(kind: FdKind) -> bool {
+    !matches!(kind, FdKind::Epoll | FdKind::Timerfd | FdKind::Signalfd | FdKind::Stale)
+}
+
+/// Ends the run (exit 4) naming `call` when `fd` is stale: an epoll instance, timerfd or
+/// signalfd an earlier image left open across `exec`, whose state stayed there.
+pub(crate) fn refuse_stale(fd: c_int, call: &[u8]) {
+    if fdtable::kind(fd) != FdKind::Stale {
+        return;
+    }
+    let mut buf = [0u8; 256];
+    let mut t = Text::new(&mut buf);
+    t.put(call).put(b" on descriptor ").num(fd as u64);
+    t.put(b", an epoll instance, timerfd or signalfd left open across exec: what it was stayed");
+    t.put(b" with the image before the exec (only closing it is simulated)");
+    let n = t.len();
+    unsupported(&buf[..n], -1, i64::from(fd))
 }
 
 fn put_row(t: &mut Text, fd: c_int, row: Row, cloexec: bool) {
@@ -107,8 +121,12 @@ pub(crate) unsafe fn restore() {
         fdtable::restore(fd, row);
     }
     for (fd, _, closed) in rows() {
-        if closed {
+        let kind = fdtable::kind(fd);
+        if closed || !carried(kind) {
             crate::io::forget_fd(fd);
+        }
+        if !closed && !carried(kind) {
+            fdtable::open_stale(fd);
         }
     }
 }

@@ -27,6 +27,9 @@ const SHARED: u8 = 32;
 const LOCAL: u8 = 64;
 /// A timerfd whose timer the host keeps (without `SIM`); with `STREAM`, a signalfd.
 const TIMERFD: u8 = 128;
+/// An epoll instance, timerfd or signalfd the image before an `exec` left open: its state
+/// stayed there (no object has both flags otherwise).
+const STALE: u8 = EPOLL | TIMERFD;
 
 /// Per-fd flags (indexed by fd).
 static FDS: [AtomicU8; FD_MAX] = [const { AtomicU8::new(0) }; FD_MAX];
@@ -63,6 +66,10 @@ pub(crate) enum FdKind {
     Timerfd,
     /// A signalfd whose mask the host keeps (a real one with an empty mask holds the number).
     Signalfd,
+    /// An epoll instance, timerfd or signalfd left open across `exec`: the number is open (for
+    /// real too), but what it was stayed with the old image ([`crate::execfds`]); only closing
+    /// it is simulated.
+    Stale,
 }
 
 fn flags(fd: c_int) -> u8 {
@@ -107,7 +114,9 @@ pub(crate) fn fits(fd: c_int) -> bool {
 /// What `fd` is.
 pub(crate) fn kind(fd: c_int) -> FdKind {
     let f = flags(fd);
-    if f & SIM != 0 {
+    if f & STALE == STALE {
+        FdKind::Stale
+    } else if f & SIM != 0 {
         if f & LOCAL != 0 {
             FdKind::SimLocal
         } else if f & STREAM != 0 {
@@ -196,6 +205,13 @@ pub(crate) fn open_local(fd: c_int, nonblock: bool) {
 pub(crate) fn open_epoll(fd: c_int) {
     set_flags(fd, EPOLL);
     new_obj(fd);
+}
+
+/// Marks `fd` as left open across `exec` with state the new image does not have (callers
+/// check [`fits`]).
+pub(crate) fn open_stale(fd: c_int) {
+    set_flags(fd, STALE);
+    OBJ[fd as usize].store(0, Ordering::Relaxed);
 }
 
 /// The object `fd` refers to (0: none).

@@ -11,6 +11,9 @@ use crate::sockets::{recv_common, send_common};
 #[no_mangle]
 pub unsafe extern "C" fn read(fd: c_int, buf: *mut c_void, len: size_t) -> ssize_t {
     if let Some(_g) = Guard::enter() {
+        if active() {
+            crate::execfds::refuse_stale(fd, b"read()");
+        }
         if active() && fdtable::kind(fd) == FdKind::Disk {
             return crate::datadir::read(fd, buf, len, -1);
         }
@@ -39,6 +42,9 @@ pub unsafe extern "C" fn read(fd: c_int, buf: *mut c_void, len: size_t) -> ssize
 #[no_mangle]
 pub unsafe extern "C" fn write(fd: c_int, buf: *const c_void, len: size_t) -> ssize_t {
     if let Some(_g) = Guard::enter() {
+        if active() {
+            crate::execfds::refuse_stale(fd, b"write()");
+        }
         if active() && fdtable::kind(fd) == FdKind::Disk {
             let iov = [libc::iovec { iov_base: buf as *mut c_void, iov_len: len }];
             return crate::datadir::write(fd, &iov, -1);
@@ -59,6 +65,9 @@ pub unsafe extern "C" fn write(fd: c_int, buf: *const c_void, len: size_t) -> ss
 #[no_mangle]
 pub unsafe extern "C" fn readv(fd: c_int, iov: *const libc::iovec, n: c_int) -> ssize_t {
     if let Some(_g) = Guard::enter() {
+        if active() {
+            crate::execfds::refuse_stale(fd, b"readv()");
+        }
         if active() && fdtable::kind(fd) == FdKind::Disk {
             let Some(iov) = iovecs(iov, n) else {
                 return ret_errno(-(libc::EINVAL as i64)) as ssize_t;
@@ -78,6 +87,9 @@ pub unsafe extern "C" fn readv(fd: c_int, iov: *const libc::iovec, n: c_int) -> 
 #[no_mangle]
 pub unsafe extern "C" fn writev(fd: c_int, iov: *const libc::iovec, n: c_int) -> ssize_t {
     if let Some(_g) = Guard::enter() {
+        if active() {
+            crate::execfds::refuse_stale(fd, b"writev()");
+        }
         if active() && fdtable::kind(fd) == FdKind::Disk {
             let Some(iov) = iovecs(iov, n) else {
                 return ret_errno(-(libc::EINVAL as i64)) as ssize_t;
@@ -225,7 +237,8 @@ pub(crate) unsafe fn forget_fd(fd: c_int) {
             handoff(OP_TIMER_DELETE);
         }
         FdKind::Signalfd => crate::sigfd::signalfd_close(fd),
-        FdKind::Epoll | FdKind::Real => {}
+        // A stale descriptor's object was forgotten for the host at the exec.
+        FdKind::Epoll | FdKind::Real | FdKind::Stale => {}
     }
 }
 
@@ -259,6 +272,7 @@ unsafe fn after_dup(old: c_int, new: c_int) -> c_int {
             libc::SYS_dup,
             0,
         ),
+        FdKind::Stale => crate::execfds::refuse_stale(old, b"dup()"),
         FdKind::File | FdKind::Real => {}
     }
     new

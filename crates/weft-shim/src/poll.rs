@@ -142,6 +142,7 @@ unsafe fn poll_common(fds: *mut libc::pollfd, n: libc::nfds_t, deadline: u64) ->
     let mut nreal = 0;
     for i in 0..n {
         let p = &*fds.add(i);
+        crate::execfds::refuse_stale(p.fd, b"poll()");
         let sim = fdtable::host_polled(p.fd);
         let fd = if sim { p.fd } else { -1 };
         s.polls[i] = PollEntry { fd, events: norm_in(p.events), revents: 0 };
@@ -223,6 +224,7 @@ unsafe fn select_common(
                 set_errno(libc::EINVAL);
                 return -1;
             }
+            crate::execfds::refuse_stale(fd, b"select()");
             let sim = fdtable::host_polled(fd);
             s.polls[count] = PollEntry { fd: if sim { fd } else { -1 }, events: ev, revents: 0 };
             fdnums[count] = fd;

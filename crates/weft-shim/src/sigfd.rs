@@ -12,6 +12,7 @@ pub unsafe extern "C" fn signalfd(fd: c_int, mask: *const libc::sigset_t, flags:
     let real = real!(signalfd: fn(c_int, *const libc::sigset_t, c_int) -> c_int);
     if let Some(_g) = Guard::enter() {
         if active() {
+            crate::execfds::refuse_stale(fd, b"signalfd()");
             if mask.is_null() {
                 return ret_errno(-(libc::EFAULT as i64)) as c_int;
             }

@@ -346,6 +346,7 @@ pub unsafe extern "C" fn timerfd_settime(
 ) -> c_int {
     if let Some(_g) = Guard::enter() {
         if active() {
+            crate::execfds::refuse_stale(fd, b"timerfd_settime()");
             let Some(id) = timerfd_id(fd) else { return ret_errno(-(libc::EBADF as i64)) as c_int };
             let clock = TIMERFD_CLOCK[fd as usize].load(Ordering::Relaxed) as libc::clockid_t;
             let abs = flags & libc::TFD_TIMER_ABSTIME != 0;
@@ -361,6 +362,7 @@ pub unsafe extern "C" fn timerfd_settime(
 pub unsafe extern "C" fn timerfd_gettime(fd: c_int, cur: *mut libc::itimerspec) -> c_int {
     if let Some(_g) = Guard::enter() {
         if active() {
+            crate::execfds::refuse_stale(fd, b"timerfd_gettime()");
             let Some(id) = timerfd_id(fd) else { return ret_errno(-(libc::EBADF as i64)) as c_int };
             return ret_errno(gettime(id, cur)) as c_int;
         }
