@@ -55,3 +55,12 @@ fn a_loop_without_calls_is_a_deadlock_naming_where_it_spins() {
     assert!(detail.contains("spins without an intercepted call"), "{detail}");
     assert!(detail.contains("spin_here"), "names the function: {detail}");
 }
+
+/// A thread that computes for about 3.5 s of CPU without one intercepted call is slow, not
+/// spinning: it finishes and the run passes (the old bar, an eighth of a CPU over 2 s, named it
+/// as spinning after 3 s; a spinner is now one that burns seconds of CPU).
+#[test]
+fn a_long_computation_without_calls_is_not_taken_for_a_spin() {
+    let out = run("compute", 1, &Scenario::calm());
+    assert_eq!(common::passing_lines(&out), ["computed 131"]);
+}

@@ -702,10 +702,11 @@ impl World<'_> {
             if let Some(status) = self.try_reap(p) {
                 return Resumed::Died(status);
             }
-            if let Some(place) = self.spin_check(p, started.elapsed(), &mut sample) {
+            let last = started.elapsed().as_secs() >= WALL_STALL_SECS;
+            if let Some(place) = self.spin_check(p, started.elapsed(), last, &mut sample) {
                 return Resumed::Spinning(place);
             }
-            if started.elapsed().as_secs() >= WALL_STALL_SECS {
+            if last {
                 return Resumed::Stalled;
             }
         }

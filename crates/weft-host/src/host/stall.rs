@@ -1,26 +1,32 @@
 //! Telling a thread that spins without a single intercepted call from one that is merely slow.
 //! While the host waits for a request it samples, in real time, the CPU time every task of the
-//! process has used: a task that burns most of a CPU for [`SPIN_WINDOW`] without handing off is
-//! spinning in user code (the run can never advance). The report names the task and where it
-//! spins: its program counter, read through ptrace, as `object+offset` and the function the
-//! object's symbol table puts there. Real time decides only *that* a run that cannot finish is
-//! ended; a run that completes never reaches this code, unless a thread computes for seconds
-//! without one intercepted call: that looks the same, and more readily on a loaded machine
-//! (unbound's port shuffle through trapped `getrandom` calls did, until the shim served
-//! `arc4random`; `weft check-determinism` says how each run ended when two differ).
+//! process has used since the first sample: a task that has burned [`SPIN_CPU`] of CPU since,
+//! and is running, spins in user code (the run can never advance); at the real-time backstop
+//! (`WALL_STALL_SECS`) a task that burned a sixteenth of the time since is named as spinning
+//! too (a spinner sharing a loaded machine's CPU gets little of it). The report names the task
+//! and where it spins: its program counter, read through ptrace, as `object+offset` and the
+//! function the object's symbol table puts there. Real time decides only *that* a run that
+//! cannot finish is ended; a run that completes never reaches this code, unless a thread
+//! computes for seconds of CPU without one intercepted call: that looks the same. The bar was
+//! an eighth of a CPU over 2 s, which named a thread computing for a second and a half (a
+//! key generation, a big regular expression) as spinning, more readily on a loaded machine;
+//! it is now seconds of CPU (`weft check-determinism` says how each run ended when two differ).
 
 use std::time::Duration;
 
-/// Real time between the two CPU samples.
-pub(super) const SPIN_WINDOW: Duration = Duration::from_secs(2);
+/// Real time between CPU samples.
+pub(super) const SPIN_WINDOW: Duration = Duration::from_secs(1);
+/// CPU time a running task may burn without an intercepted call before it counts as spinning.
+pub(super) const SPIN_CPU: Duration = Duration::from_secs(4);
 /// Real time waited before the first sample (a request usually comes long before).
 pub(super) const SPIN_FIRST_SAMPLE: Duration = Duration::from_secs(1);
 
 /// A process whose CPU-time limit is at most this many seconds is left to its limit.
 const CPU_LIMIT_DEFERS_SECS: u64 = 10;
 
-/// When a CPU sample was taken (real time waited so far), and the sample.
-pub(super) type Sample = (Duration, Vec<Task>);
+/// When the first CPU sample was taken (real time waited so far), the sample, and when the
+/// next comparison is due.
+pub(super) type Sample = (Duration, Vec<Task>, Duration);
 
 /// A task's CPU time (user + system, clock ticks) and whether it was running or runnable
 /// (state `R`) when sampled.
@@ -45,20 +51,18 @@ pub(super) fn cpu_ticks(pid: libc::pid_t) -> Vec<Task> {
     out
 }
 
-/// The task that used at least a sixteenth of [`SPIN_WINDOW`] of CPU between two samples and
-/// is running or runnable at the second (a task asleep then is not spinning: under load a
-/// thread that worked a while before it blocked in a wait was named; a blocked task uses none; a spinner shares its CPU with whatever else runs there, which on a
-/// machine with a load average of 16 on two CPUs leaves it about an eighth: with a quarter as
-/// the bar, such a spinner went unnamed for 15 s).
-pub(super) fn spinner(before: &[Task], after: &[Task]) -> Option<libc::pid_t> {
+/// The running (or runnable) task that used at least `bar` of CPU between the samples (a task
+/// asleep at the second is not spinning: under load a thread that worked a while before it
+/// blocked in a wait was named once).
+pub(super) fn spinner(before: &[Task], after: &[Task], bar: Duration) -> Option<libc::pid_t> {
     // SAFETY: sysconf has no preconditions.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
-    let bar = SPIN_WINDOW.as_millis() as u64 * hz / 16_000;
+    let bar = (bar.as_millis() as u64 * hz / 1000).max(1);
     after
         .iter()
         .filter_map(|&(tid, t, running)| {
             let (_, t0, _) = before.iter().find(|b| b.0 == tid)?;
-            (running && t.saturating_sub(*t0) >= bar.max(1)).then_some(tid)
+            (running && t.saturating_sub(*t0) >= bar).then_some(tid)
         })
         .next()
 }
@@ -118,12 +122,14 @@ fn mapping_of(pid: libc::pid_t, addr: u64) -> Option<(String, u64, u64)> {
 
 impl super::World<'_> {
     /// Called while waiting `waited` (real time) for process `p`'s request: takes the first
-    /// CPU sample after [`SPIN_FIRST_SAMPLE`], compares after [`SPIN_WINDOW`] more, and names
-    /// the spinning task if one burned CPU all along.
+    /// CPU sample after [`SPIN_FIRST_SAMPLE`], compares every [`SPIN_WINDOW`] after, and names
+    /// the task that has burned [`SPIN_CPU`] since (at the backstop `last`, a sixteenth of the
+    /// time since will do).
     pub(super) fn spin_check(
         &self,
         p: usize,
         waited: Duration,
+        last: bool,
         sample: &mut Option<Sample>,
     ) -> Option<String> {
         let pid = self.procs[p].pid;
@@ -133,18 +139,16 @@ impl super::World<'_> {
             return None;
         }
         match sample {
-            None if waited >= SPIN_FIRST_SAMPLE => *sample = Some((waited, cpu_ticks(pid))),
-            Some((at, before)) if waited >= *at + SPIN_WINDOW => {
-                let after = cpu_ticks(pid);
-                if let Some(tid) = spinner(before, &after) {
-                    let which = if tid == pid {
-                        "main thread".to_string()
-                    } else {
-                        format!("thread {tid}")
-                    };
-                    return Some(format!("{which} at {}", location(pid, tid)));
-                }
-                *sample = Some((waited, after));
+            None if waited >= SPIN_FIRST_SAMPLE => {
+                *sample = Some((waited, cpu_ticks(pid), waited + SPIN_WINDOW))
+            }
+            Some((at, first, next)) if waited >= *next || last => {
+                let bar = if last { (waited - *at) / 16 } else { SPIN_CPU };
+                *next = waited + SPIN_WINDOW;
+                let tid = spinner(first, &cpu_ticks(pid), bar)?;
+                let which =
+                    if tid == pid { "main thread".to_string() } else { format!("thread {tid}") };
+                return Some(format!("{which} at {}", location(pid, tid)));
             }
             _ => {}
         }
