@@ -89,14 +89,17 @@ fn dig_asks_dnsmasq_which_asks_named() {
     }
 }
 
-/// Corosync's totem protocol forms one ring of the three nodes, and votequorum gives it quorum.
+/// Corosync's totem protocol forms one ring of the three nodes, votequorum gives it quorum,
+/// and corosync-quorumtool reads it from node 0's daemon over libqb's shared-memory IPC.
 #[test]
 fn corosync_forms_one_ring_with_quorum() {
-    if installed(&["/usr/sbin/corosync"]) {
+    if installed(&["/usr/sbin/corosync", "/usr/sbin/corosync-quorumtool"]) {
         let lines = [
-            "n0 | notice  [TOTEM ] A new membership (1.9) was formed. Members joined: 1 2 3",
-            "n1 | notice  [QUORUM] This node is within the primary component",
+            "n0 | notice  [TOTEM ] A new membership (1.5) was formed. Members joined: 1 2 3",
             "n2 | notice  [QUORUM] Members[3]: 1 2 3",
+            "n0 | Quorate:          Yes",
+            "n0 |          2          1 n1\n",
+            "n0 | quorumtool=0",
         ];
         runs_twice_alike("corosync.toml", &lines);
     }
