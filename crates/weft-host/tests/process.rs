@@ -69,6 +69,30 @@ fn a_named_semaphore_mapped_at_two_addresses_wakes_across_processes() {
     );
 }
 
+/// Descriptors passed over a socketpair (`SCM_RIGHTS`) from parent to child: a pipe end, a
+/// socketpair end and a file work in the child as natively, the parent sees EOF once the
+/// child closes the passed write end, and a batch read with a plain `read` is discarded
+/// (before, passing descriptors exited 4).
+#[test]
+fn descriptors_passed_over_a_socketpair_work_in_the_receiver() {
+    let bin = common::compile("passfd", &[]);
+    let native = Command::new(&bin).output().expect("run natively");
+    assert!(native.status.success(), "{native:?}");
+    let cfg = weft_host::HostConfig::new(bin, vec![], 1);
+    for seed in 1..=3 {
+        let mut d = Decisions::random(seed);
+        let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
+        let mut shim = common::passing_lines(&out);
+        let mut want: Vec<&str> = std::str::from_utf8(&native.stdout).unwrap().lines().collect();
+        // Parent and child interleave as the seed has it: compare as sets of lines, and the
+        // parent's own order.
+        assert!(shim.contains(&"child got 3 descriptors with 'a'"), "{shim:?}");
+        shim.sort_unstable();
+        want.sort_unstable();
+        assert_eq!(shim, want, "seed {seed}: shim (left) vs native (right)");
+    }
+}
+
 #[test]
 fn fork_and_the_wait_family() {
     parity("wait");

@@ -73,6 +73,7 @@ mod internal_threads;
 mod io;
 mod local;
 mod machine;
+mod passfds;
 mod pidcalls;
 mod pktinfo;
 

@@ -246,6 +246,14 @@ pub const OP_SIGNALFD: u32 = 60;
 /// Read signalfd `args[0]` (`args[1]` = 1 if non-blocking), at most `args[2]` signals: answer
 /// how many were taken, their `SigInfo`s in `data`, or -EAGAIN.
 pub const OP_SIGNALFD_READ: u32 = 61;
+/// Stage descriptors to pass (`SCM_RIGHTS`) with the next bytes written to socketpair end
+/// `args[0]`: `args[1]` of them, i32 each in `data` (-1: drop the staged batch). Answer the
+/// batch's number (> 0). A read that takes those bytes answers the number in `args[5]`.
+pub const OP_PASS: u32 = 62;
+/// Batch `args[0]` was received: `args[1]` new descriptor numbers (i32 each in `data`, -1 for
+/// one not kept). Answer 0, and in `data` a byte per descriptor: 1 datagram socket, 2 stream
+/// socket, 3 process-local object, 4 data-directory file, 0 not simulated.
+pub const OP_ADOPT: u32 = 63;
 
 // The simulated disk (ops 90+): calls on files under a node's data directories, served from
 // the host's per-node disk model. Paths travel NUL-terminated in `data`: absolute and already

@@ -320,6 +320,13 @@ unsafe fn send_stream(fd: c_int, iov: &[libc::iovec], nonblock: bool) -> ssize_t
     }
 }
 
+thread_local! {
+    /// Set while `recvmsg` reads: it takes passed descriptors itself (`passfds::deliver`).
+    static WANT_RIGHTS: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
+    /// Set when the read it made took some.
+    static TOOK_RIGHTS: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
+}
+
 /// Receives one datagram into `iov`; answers its full length, or -1/errno.
 pub(crate) unsafe fn recv_common(
     fd: c_int,
@@ -343,6 +350,7 @@ pub(crate) unsafe fn recv_common(
     if r < 0 {
         return ret_errno(r) as ssize_t;
     }
+    let batch = if fdtable::kind(fd) == FdKind::SimLocal { s.args[5] } else { 0 };
     let len = s.len as usize;
     let mut copied = 0;
     for v in iov {
@@ -351,6 +359,15 @@ pub(crate) unsafe fn recv_common(
         copied += n;
         if copied == len {
             break;
+        }
+    }
+    if batch > 0 {
+        crate::passfds::note_batch(batch as u64);
+        crate::passfds::took(fd, batch as u64);
+        if WANT_RIGHTS.with(|w| w.get()) {
+            TOOK_RIGHTS.with(|t| t.set(true));
+        } else {
+            crate::passfds::discard();
         }
     }
     if let Some(t) = truncated {
@@ -398,8 +415,8 @@ pub unsafe extern "C" fn send(fd: c_int, buf: *const c_void, len: size_t, flags:
 }
 
 /// Socket-level control messages (`SCM_RIGHTS` descriptors, `SCM_CREDENTIALS`) are not
-/// carried by simulated sockets: dropping them would be a silent divergence (nginx's master
-/// passes workers' channels this way), so the run ends, naming the call. IP-level ones
+/// carried by simulated IP sockets (socketpairs carry descriptors: `passfds`): dropping them
+/// would be a silent divergence, so the run ends, naming the call. IP-level ones
 /// (`IP_PKTINFO` and the like: a node has one address) are ignored.
 unsafe fn refuse_passed_descriptors(m: &libc::msghdr) {
     if m.msg_control.is_null() || m.msg_controllen < core::mem::size_of::<libc::cmsghdr>() {
@@ -424,12 +441,18 @@ pub unsafe extern "C" fn sendmsg(fd: c_int, msg: *const libc::msghdr, flags: c_i
     if let Some(_g) = Guard::enter() {
         if active() && fdtable::is_sim(fd) {
             let m = &*msg;
-            refuse_passed_descriptors(m);
             let iov = if m.msg_iovlen == 0 {
                 &[][..]
             } else {
                 core::slice::from_raw_parts(m.msg_iov, m.msg_iovlen)
             };
+            if fdtable::kind(fd) == FdKind::SimLocal {
+                let mut fds = [0; 253];
+                if let Some(n) = crate::passfds::rights(m, &mut fds) {
+                    return crate::passfds::send(fd, iov, flags, &fds[..n]);
+                }
+            }
+            refuse_passed_descriptors(m);
             return send_common(fd, iov, flags, m.msg_name as *const sockaddr, m.msg_namelen);
         }
     }
@@ -484,6 +507,7 @@ pub unsafe extern "C" fn recvmsg(fd: c_int, msg: *mut libc::msghdr, flags: c_int
             };
             let mut trunc = false;
             let mut alen = m.msg_namelen;
+            WANT_RIGHTS.with(|w| w.set(true));
             let r = recv_common(
                 fd,
                 iov,
@@ -492,10 +516,16 @@ pub unsafe extern "C" fn recvmsg(fd: c_int, msg: *mut libc::msghdr, flags: c_int
                 &mut alen,
                 Some(&mut trunc),
             );
+            WANT_RIGHTS.with(|w| w.set(false));
+            let took = TOOK_RIGHTS.with(|t| t.replace(false));
             if r >= 0 {
                 m.msg_namelen = if m.msg_name.is_null() { 0 } else { alen };
                 m.msg_flags = if trunc { libc::MSG_TRUNC } else { 0 };
-                control(fd, m);
+                if took {
+                    crate::passfds::deliver(m, flags);
+                } else {
+                    control(fd, m);
+                }
             }
             return r;
         }

@@ -124,6 +124,39 @@ impl Fds {
         true
     }
 
+    /// One more reference to object `id` (a descriptor in flight, passed over a socketpair).
+    pub(super) fn hold(&mut self, id: ObjId) {
+        if let Some(e) = self.objs.get_mut(&id) {
+            e.refs += 1;
+        }
+    }
+
+    /// Drops a reference taken with [`Fds::hold`]; the object goes with its last one.
+    pub(super) fn release(&mut self, id: ObjId) -> Option<Object> {
+        let e = self.objs.get_mut(&id)?;
+        e.refs -= 1;
+        (e.refs == 0).then(|| self.objs.remove(&id).expect("referenced object").obj)
+    }
+
+    /// Makes `fd` of `node`'s process refer to `id`, taking over a reference held for it (a
+    /// passed descriptor arriving); the caller has closed `fd`.
+    pub(super) fn adopt(&mut self, node: u32, fd: i32, id: ObjId) {
+        let k = self.key(node, fd);
+        self.fds.insert(k, id);
+    }
+
+    /// What object `id` is, for the shim's table: 1 a datagram socket, 2 a stream socket, 3
+    /// a process-local object, 4 a data-directory file.
+    pub(super) fn kind_code(&self, id: ObjId) -> u8 {
+        match self.objs.get(&id).map(|e| &e.obj) {
+            Some(Object::Sock(s)) if s.stream.is_some() => 2,
+            Some(Object::Sock(_)) => 1,
+            Some(Object::Local(_)) => 3,
+            Some(Object::File(_)) => 4,
+            None => 0,
+        }
+    }
+
     /// True when `fd` is the last descriptor referring to its socket (closing it closes the
     /// socket).
     pub(super) fn is_last(&self, node: u32, fd: i32) -> bool {

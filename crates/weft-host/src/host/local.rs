@@ -38,6 +38,11 @@ struct Pipe {
     cap: usize,
     readers: u32,
     writers: u32,
+    /// Bytes ever written and read.
+    written: u64,
+    read: u64,
+    /// Descriptors passed with the byte at a position (`passing`): (position, batch).
+    marks: VecDeque<(u64, u64)>,
 }
 
 /// What a pipe holds (Linux's default, 16 pages).
@@ -52,14 +57,34 @@ const PIPE_BUF: usize = 4096;
 pub(super) struct Pipes {
     pipes: BTreeMap<PipeId, Pipe>,
     next: u64,
+    /// Batches of passed descriptors whose pipe went before they were read (released by
+    /// `passing`).
+    pub(super) unread: Vec<u64>,
 }
 
 impl Pipes {
     fn open(&mut self, node: u32, cap: usize) -> PipeId {
         self.next += 1;
         let id = (node, self.next);
-        self.pipes.insert(id, Pipe { buf: VecDeque::new(), cap, readers: 1, writers: 1 });
+        let pipe = Pipe {
+            buf: VecDeque::new(),
+            cap,
+            readers: 1,
+            writers: 1,
+            written: 0,
+            read: 0,
+            marks: VecDeque::new(),
+        };
+        self.pipes.insert(id, pipe);
         id
+    }
+
+    /// Batch `batch` of passed descriptors arrives with the first of the last `n` bytes
+    /// written to `id`.
+    pub(super) fn mark(&mut self, id: PipeId, n: usize, batch: u64) {
+        if let Some(p) = self.pipes.get_mut(&id) {
+            p.marks.push_back((p.written - n as u64, batch));
+        }
     }
 
     /// One reader (`read`) or writer of `id` is gone; the pipe goes with the last of both.
@@ -71,7 +96,8 @@ impl Pipes {
             p.writers -= 1;
         }
         if p.readers == 0 && p.writers == 0 {
-            self.pipes.remove(&id);
+            let gone = self.pipes.remove(&id).expect("pipe");
+            self.unread.extend(gone.marks.iter().map(|m| m.1));
         }
     }
 
@@ -116,6 +142,19 @@ impl World<'_> {
         self.fds.open_local(c.node, a, end(ba, ab));
         self.fds.open_local(c.node, b, end(ab, ba));
         Reply::Ret(0)
+    }
+
+    /// The pipe `fd` of `node`'s process writes (a socketpair end's or a pipe's write end).
+    pub(super) fn local_tx(&self, node: u32, fd: i32) -> Option<PipeId> {
+        match self.fds.local(node, fd)? {
+            Local::PipeWrite(p) | Local::Unix { tx: p, .. } => Some(*p),
+            _ => None,
+        }
+    }
+
+    /// Marks the first of the last `n` bytes written to `tx` as carrying `batch`.
+    pub(super) fn mark_pipe(&mut self, tx: PipeId, n: usize, batch: u64) {
+        self.pipes.mark(tx, n, batch);
     }
 
     /// The last descriptor of a local object was closed.
@@ -168,17 +207,28 @@ impl World<'_> {
         };
         slot.addr_ip = 0;
         slot.addr_port = 0;
+        slot.args[5] = 0;
         let pipe = self.pipes.pipes.get_mut(&rx)?;
         if pipe.buf.is_empty() {
             slot.len = 0;
             return (pipe.writers == 0 || cap == 0).then_some(0);
         }
-        let n = cap.min(pipe.buf.len()).min(DATA_MAX);
+        // A read stops before bytes that carry passed descriptors, and one that starts at them
+        // takes the descriptors (as Linux's AF_UNIX stream reads do).
+        let (at, next) = (pipe.read, pipe.marks.iter().map(|m| m.0));
+        let taking = pipe.marks.front().filter(|m| m.0 == at).map(|m| m.1);
+        let stop = next.filter(|&m| m > at).min().map_or(usize::MAX, |m| (m - at) as usize);
+        let n = cap.min(pipe.buf.len()).min(DATA_MAX).min(stop);
         for (i, b) in pipe.buf.iter().take(n).enumerate() {
             slot.data[i] = *b;
         }
         if !peek {
             pipe.buf.drain(..n);
+            pipe.read += n as u64;
+            if let Some(batch) = taking.filter(|_| n > 0) {
+                pipe.marks.pop_front();
+                slot.args[5] = batch as i64;
+            }
         }
         slot.len = n as u32;
         Some(n as i64)
@@ -215,6 +265,7 @@ impl World<'_> {
                 }
                 let n = data.len().min(space);
                 p.buf.extend(&data[..n]);
+                p.written += n as u64;
                 n as i64
             }
             _ => -(libc::EPIPE as i64),

@@ -24,6 +24,7 @@ mod fds;
 mod files;
 mod history;
 mod local;
+mod passing;
 mod pin;
 mod poll;
 mod process;
@@ -355,6 +356,8 @@ pub(crate) struct World<'a> {
     all_users: bool,
     /// The run's hosts file (`hostsfile`), with a name for every node.
     hosts: Option<std::ffi::CString>,
+    /// Descriptors being passed between processes (`passing`).
+    passing: passing::Passing,
 }
 
 /// Whether the namespaces map every id: asked for (the default) and weft runs as root; else a
@@ -472,6 +475,7 @@ pub(crate) fn run(
         netns,
         all_users,
         hosts: netns.then(|| crate::hostsfile::prepare(cfg.nodes)).flatten(),
+        passing: Default::default(),
     };
     let result = world.run_loop();
     world.kill_all();
@@ -752,6 +756,8 @@ impl World<'_> {
             OP_CONNECT => self.op_connect(c, slot),
             OP_GETSOCKNAME => self.op_getsockname(c, slot),
             OP_SENDTO => self.op_sendto(c, slot),
+            OP_PASS => self.op_pass(c, slot),
+            OP_ADOPT => self.op_adopt(c, slot),
             OP_RECVFROM => self.op_recvfrom(c, slot),
             OP_POLL => self.op_poll(c, slot),
             OP_EXIT => self.op_exit(c, slot),

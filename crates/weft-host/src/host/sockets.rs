@@ -111,6 +111,7 @@ impl World<'_> {
         }
         if let Some(obj) = self.fds.close(node, fd) {
             self.local_closed(obj);
+            self.release_unread();
         }
     }
 
@@ -234,7 +235,11 @@ impl World<'_> {
         let fd = slot.args[0] as i32;
         let len = (slot.len as usize).min(DATA_MAX);
         if self.fds.local(c.node, fd).is_some() {
-            return Reply::Ret(self.local_write(c.node, fd, &slot.data[..len]));
+            let r = self.local_write(c.node, fd, &slot.data[..len]);
+            if r > 0 {
+                self.attach_staged(c.t, c.node, fd, r as usize);
+            }
+            return Reply::Ret(r);
         }
         if self.fds.is_stream(c.node, fd) {
             return Reply::Ret(self.stream_send(c.node, fd, &slot.data[..len]));
