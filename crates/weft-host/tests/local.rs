@@ -40,11 +40,18 @@ fn owners_thread_ids_and_closed_epoll_members_behave_as_on_linux() {
     parity("owners");
 }
 
+/// A socketpair end passed over itself (`SCM_RIGHTS`) arrives as a new descriptor that
+/// writes to the peer, as on Linux.
 #[test]
-fn passing_a_descriptor_is_refused_by_name() {
-    let out = run(&["scm_rights"], &Scenario::calm());
+fn a_descriptor_passed_over_a_socketpair_arrives_and_works() {
+    parity("scm_rights");
+}
+
+#[test]
+fn passing_credentials_is_refused_by_name() {
+    let out = run(&["scm_credentials"], &Scenario::calm());
     match &out.report.outcome {
-        Outcome::Unsupported { detail } => assert!(detail.contains("SCM_RIGHTS"), "{detail}"),
+        Outcome::Unsupported { detail } => assert!(detail.contains("SCM_CREDENTIALS"), "{detail}"),
         other => panic!("expected unsupported, got {other:?}: {:?}", out.lines),
     }
 }

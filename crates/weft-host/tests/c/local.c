@@ -252,6 +252,38 @@ static void scm_rights(void) {
     c->cmsg_len = CMSG_LEN(sizeof(int));
     memcpy(CMSG_DATA(c), &sv[0], sizeof(int));
     say("sendmsg", sendmsg(sv[1], &m, 0));
+    /* sv[0] receives a new descriptor for itself: a write through it reaches sv[1]. */
+    char got = 0;
+    struct iovec in = {&got, 1};
+    union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } v;
+    struct msghdr r = {.msg_iov = &in, .msg_iovlen = 1, .msg_control = v.buf,
+                       .msg_controllen = sizeof v.buf};
+    say("recvmsg", recvmsg(sv[0], &r, 0));
+    struct cmsghdr *rc = CMSG_FIRSTHDR(&r);
+    int fd = -1;
+    if (rc && rc->cmsg_type == SCM_RIGHTS) memcpy(&fd, CMSG_DATA(rc), sizeof(int));
+    printf("received '%c' and a descriptor %d\n", got, fd > sv[1]);
+    say("write through it", write(fd, "y", 1));
+    char back = 0;
+    say("read at the peer", read(sv[1], &back, 1));
+    printf("the peer read '%c'\n", back);
+}
+
+static void scm_credentials(void) {
+    int sv[2];
+    socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+    char byte = 'x';
+    struct iovec iov = {&byte, 1};
+    union { char buf[CMSG_SPACE(sizeof(struct ucred))]; struct cmsghdr align; } u;
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                       .msg_controllen = sizeof u.buf};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_CREDENTIALS;
+    c->cmsg_len = CMSG_LEN(sizeof(struct ucred));
+    struct ucred cred = {getpid(), getuid(), getgid()};
+    memcpy(CMSG_DATA(c), &cred, sizeof cred);
+    say("sendmsg", sendmsg(sv[1], &m, 0));
 }
 
 int main(int argc, char **argv) {
@@ -263,6 +295,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(s, "blocking")) blocking();
     else if (!strcmp(s, "owners")) owners();
     else if (!strcmp(s, "scm_rights")) scm_rights();
+    else if (!strcmp(s, "scm_credentials")) scm_credentials();
     else if (!strcmp(s, "pingpong")) pingpong(argc > 2 ? atol(argv[2]) : 100, argc > 3 ? atol(argv[3]) : 5);
     else {
         fprintf(stderr, "unknown scenario %s\n", s);
