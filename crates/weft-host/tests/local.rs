@@ -86,3 +86,20 @@ fn the_same_seed_gives_the_same_run() {
     assert_eq!(a.report, b.report);
     assert_eq!(a.render(), b.render());
 }
+
+/// A thread blocked in `epoll_wait` sees what another thread changes meanwhile: a ready
+/// descriptor added, and a one-shot one re-armed (Erlang's VM re-arms every event so; its
+/// helper's reply went unseen and the VM slept to the time limit).
+#[test]
+fn an_epoll_waiter_sees_another_threads_changes() {
+    let bin = common::compile("epolltouch", &["-pthread"]);
+    let native = Command::new(&bin).output().expect("run natively");
+    let native = String::from_utf8(native.stdout).unwrap();
+    let cfg = weft_host::HostConfig::new(bin, vec![], 1);
+    let mut d = weft_core::Decisions::random(1);
+    let out =
+        weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut weft_core::NullObserver).unwrap();
+    let shim: String = common::passing_lines(&out).iter().map(|l| format!("{l}\n")).collect();
+    assert_eq!(shim, native, "shim (left) vs native (right)");
+    assert_eq!(shim.matches("1 event(s), before the timeout").count(), 2, "{shim}");
+}

@@ -1,5 +1,9 @@
 //! epoll: interest lists of simulated sockets are kept here; waits become host polls (real
 //! descriptors stay registered in the real epoll instance and are asked without blocking).
+//! A wait watches the list as it was when it began, so a change another thread makes while
+//! one waits (`epoll_ctl` adding a descriptor, or re-arming an `EPOLLONESHOT` one, as Erlang's
+//! VM does for every event) wakes the waiter to look again (`OP_EPOLL_TOUCH`), as Linux's
+//! waiter sees the change: before, it slept on until its deadline.
 
 use crate::poll::{deadline_after_ms, poll_loop};
 use crate::prelude::*;
@@ -19,6 +23,8 @@ struct EpollSet {
     /// a bit disarms it; reading, writing, accepting or connecting on the descriptor re-arms
     /// the bits that call can change (see [`rearm`]).
     armed: [AtomicU32; EPOLL_ENTRIES],
+    /// Threads of this process waiting on the set now.
+    waiting: AtomicU32,
 }
 
 static EPOLLS: [EpollSet; EPOLL_MAX] = [const {
@@ -29,8 +35,22 @@ static EPOLLS: [EpollSet; EPOLL_MAX] = [const {
         events: [const { AtomicU32::new(0) }; EPOLL_ENTRIES],
         data: [const { AtomicU64::new(0) }; EPOLL_ENTRIES],
         armed: [const { AtomicU32::new(0) }; EPOLL_ENTRIES],
+        waiting: AtomicU32::new(0),
     }
 }; EPOLL_MAX];
+
+/// The host's name for `set`'s waits in this process (its index plus one).
+fn tag(set: &EpollSet) -> i64 {
+    EPOLLS.iter().position(|e| core::ptr::eq(e, set)).map_or(0, |i| i as i64 + 1)
+}
+
+/// After a change of `set`: wakes this process's threads waiting on it, to look again.
+unsafe fn touch(set: &EpollSet) {
+    if set.waiting.load(Ordering::Relaxed) > 0 {
+        slot().args[0] = tag(set);
+        handoff(OP_EPOLL_TOUCH);
+    }
+}
 
 /// Readiness bits a read-side call (read, recv, accept) can change.
 pub(crate) const READ_SIDE: u32 =
@@ -171,6 +191,7 @@ pub unsafe extern "C" fn epoll_ctl(
                     return -1;
                 }
             }
+            touch(set);
             return 0;
         }
     }
@@ -227,23 +248,28 @@ unsafe fn epoll_common(
     // come first in `out`, the simulated ones after.
     let has_real = set.real.load(Ordering::Relaxed) > 0;
     let mut k = 0;
+    set.waiting.fetch_add(1, Ordering::Relaxed);
+    crate::poll::EPOLL_TAG.with(|t| t.set(tag(set)));
     let r = poll_loop(n, deadline, has_real, || {
         let args = [epfd as i64, out as i64, max as i64, 0, 0, 0];
         k = sys::raw_ret(libc::SYS_epoll_wait, args).max(0) as usize;
         k
     });
+    crate::poll::EPOLL_TAG.with(|t| t.set(0));
+    set.waiting.fetch_sub(1, Ordering::Relaxed);
     if r < 0 {
         return ret_errno(r) as c_int;
     }
     let s = slot();
-    let mut dropped = false;
     for (entry, &i) in s.polls[..n].iter().zip(&idx[..n]) {
         let asked = set.events[i].load(Ordering::Relaxed) as u16 as i16;
         let mut revents = crate::poll::norm_out(asked, entry.revents) as u16 as u32;
+        if set.fds[i].load(Ordering::Relaxed) != entry.fd as i64 {
+            continue; // taken out of the list (or replaced) while this thread waited
+        }
         if revents & libc::POLLNVAL as u32 != 0 {
             // No longer open (closed behind the shim's back): Linux would have dropped it.
             set.fds[i].store(-1, Ordering::Relaxed);
-            dropped = true;
             continue;
         }
         if set.events[i].load(Ordering::Relaxed) & libc::EPOLLET as u32 != 0 {
@@ -261,8 +287,8 @@ unsafe fn epoll_common(
             k += 1;
         }
     }
-    if k == 0 && dropped && crate::time::now_ns() < deadline {
-        // Woken only by descriptors that are gone: wait on for the others.
+    if k == 0 && crate::time::now_ns() < deadline {
+        // Woken by descriptors that are gone, or by a change of the list: look again.
         return epoll_common(epfd, out, max, deadline);
     }
     k as c_int

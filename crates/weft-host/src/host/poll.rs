@@ -21,6 +21,22 @@ impl World<'_> {
         }
     }
 
+    /// `OP_EPOLL_TOUCH`: the caller's process changed its epoll set `args[0]`: its threads
+    /// waiting on that set (their poll's `args[5]`) answer 0 and look again.
+    pub(super) fn op_epoll_touch(&mut self, c: Caller, slot: &mut Slot) -> Reply {
+        let tag = slot.args[0];
+        for j in 0..self.threads.len() {
+            let mine = self.threads[j].proc == c.p && j != c.t;
+            if mine && matches!(self.threads[j].wait, Wait::Poll { .. }) {
+                // SAFETY: `j` waits for the baton: its slot is the host's to read.
+                if unsafe { (*self.slot(j)).args[5] } == tag {
+                    self.answer(j, 0);
+                }
+            }
+        }
+        Reply::Ret(0)
+    }
+
     /// Hand-offs made on `node` (by any of its processes): a waiter on real descriptors (a
     /// pipe to a thread or a child) looks again once this has moved.
     pub(super) fn node_steps(&self, node: u32) -> u64 {
