@@ -4,15 +4,15 @@
 use crate::prelude::*;
 use crate::time::{now_ns, ts_ns};
 
-/// Asks the host to wait on `slot().polls[..count]` until one is ready or `deadline` (absolute
-/// virtual ns, u64::MAX = never); `write`: the wait is a blocking write's, for room (the host
-/// names it so). Answers the number of ready entries.
 thread_local! {
     /// The epoll set the thread's next host poll waits for (0: a poll or select), which a
     /// change of that set by another thread ends early (`epoll::touch`).
     pub(crate) static EPOLL_TAG: core::cell::Cell<i64> = const { core::cell::Cell::new(0) };
 }
 
+/// Asks the host to wait on `slot().polls[..count]` until one is ready or `deadline` (absolute
+/// virtual ns, u64::MAX = never); `write`: the wait is a blocking write's, for room (the host
+/// names it so). Answers the number of ready entries.
 fn poll_host(count: usize, deadline: u64, write: bool) -> i64 {
     let s = slot();
     s.args[0] = count as i64;
