@@ -89,6 +89,21 @@ fn dig_asks_dnsmasq_which_asks_named() {
     }
 }
 
+/// Three BEAM VMs speak distributed Erlang: the client pings both servers through their epmd
+/// and makes an rpc:call on each.
+#[test]
+fn distributed_erlang_pings_and_calls_across_nodes() {
+    if installed(&["/usr/bin/erl"]) {
+        let lines = [
+            "n2 | ping 's0@127.1.0.1' -> pong",
+            "n2 | ping 's1@127.1.0.2' -> pong",
+            "n2 | rpc 's1@127.1.0.2' -> \"25\"",
+            "n2 | nodes ['s0@127.1.0.1','s1@127.1.0.2']",
+        ];
+        runs_twice_alike("erlang.toml", &lines);
+    }
+}
+
 /// Corosync's totem protocol forms one ring of the three nodes, votequorum gives it quorum,
 /// and corosync-quorumtool reads it from node 0's daemon over libqb's shared-memory IPC.
 #[test]
