@@ -102,4 +102,5 @@ fn an_epoll_waiter_sees_another_threads_changes() {
     let shim: String = common::passing_lines(&out).iter().map(|l| format!("{l}\n")).collect();
     assert_eq!(shim, native, "shim (left) vs native (right)");
     assert_eq!(shim.matches("1 event(s), before the timeout").count(), 2, "{shim}");
+    assert!(shim.contains("main read 8 bytes (count 1) after its own epoll_wait"), "{shim}");
 }

@@ -346,6 +346,7 @@ pub(crate) unsafe fn recv_common(
     s.args[2] = if t == 0 { 0 } else { now_ns().saturating_add(t) as i64 };
     s.args[3] = cap as i64;
     s.args[4] = (flags & libc::MSG_PEEK != 0) as i64;
+    s.args[5] = 0; // the answer's batch of passed descriptors, if any (`passfds`)
     let r = handoff(OP_RECVFROM);
     if r < 0 {
         return ret_errno(r) as ssize_t;

@@ -185,6 +185,9 @@ impl World<'_> {
         cap: usize,
         slot: &mut Slot,
     ) -> Option<i64> {
+        // No batch of passed descriptors unless this read takes one (`passing`); the slot
+        // still holds the request's arguments (a poll's epoll tag among them).
+        slot.args[5] = 0;
         let rx = match self.fds.local_mut(node, fd)? {
             Local::PipeRead(p) | Local::Unix { rx: p, shut_rd: false, .. } => *p,
             Local::Unix { .. } => return Some(0),
@@ -207,7 +210,6 @@ impl World<'_> {
         };
         slot.addr_ip = 0;
         slot.addr_port = 0;
-        slot.args[5] = 0;
         let pipe = self.pipes.pipes.get_mut(&rx)?;
         if pipe.buf.is_empty() {
             slot.len = 0;

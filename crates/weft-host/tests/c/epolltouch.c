@@ -3,6 +3,8 @@
  * Erlang's VM does for every event). Both waits have a 2 s timeout that must not be what
  * ends them. */
 #include <pthread.h>
+#include <stdint.h>
+#include <sys/eventfd.h>
 #include <stdio.h>
 #include <sys/epoll.h>
 #include <time.h>
@@ -41,5 +43,12 @@ int main(void) {
     usleep(10000);
     epoll_ctl(ep, EPOLL_CTL_MOD, p[0], &ev); /* re-armed while it waits: still readable */
     pthread_join(t, NULL);
+    /* An eventfd read right after this thread's own wait (whose request carried the wait's
+     * tag in the slot the read's answer comes back in). */
+    int efd = eventfd(1, 0);
+    epoll_wait(ep, &ev, 1, 0);
+    uint64_t v = 0;
+    ssize_t got = read(efd, &v, sizeof v);
+    printf("main read %zd bytes (count %llu) after its own epoll_wait\n", got, (unsigned long long)v);
     return 0;
 }
