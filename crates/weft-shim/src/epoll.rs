@@ -257,6 +257,11 @@ unsafe fn epoll_common(
     });
     crate::poll::EPOLL_TAG.with(|t| t.set(0));
     set.waiting.fetch_sub(1, Ordering::Relaxed);
+    if r == TOUCHED {
+        // The list changed while this thread waited (also with real descriptors in it, whose
+        // loop would otherwise wait again on the old list): look at the new one.
+        return epoll_common(epfd, out, max, deadline);
+    }
     if r < 0 {
         return ret_errno(r) as c_int;
     }
@@ -288,7 +293,7 @@ unsafe fn epoll_common(
         }
     }
     if k == 0 && crate::time::now_ns() < deadline {
-        // Woken by descriptors that are gone, or by a change of the list: look again.
+        // Woken only by descriptors that are gone: wait on for the others.
         return epoll_common(epfd, out, max, deadline);
     }
     k as c_int

@@ -255,8 +255,10 @@ pub const OP_PASS: u32 = 62;
 /// socket, 3 process-local object, 4 data-directory file, 0 not simulated.
 pub const OP_ADOPT: u32 = 63;
 /// The epoll set `args[0]` of the caller's process changed: its threads waiting on it (their
-/// `OP_POLL` had `args[5]` = that set) answer 0 at once and look again.
+/// `OP_POLL` had `args[5]` = that set) answer [`TOUCHED`] at once and look again.
 pub const OP_EPOLL_TOUCH: u32 = 64;
+/// The answer of a poll ended by `OP_EPOLL_TOUCH` (no errno is this large).
+pub const TOUCHED: i64 = -(1 << 30);
 
 // The simulated disk (ops 90+): calls on files under a node's data directories, served from
 // the host's per-node disk model. Paths travel NUL-terminated in `data`: absolute and already

@@ -22,7 +22,7 @@ impl World<'_> {
     }
 
     /// `OP_EPOLL_TOUCH`: the caller's process changed its epoll set `args[0]`: its threads
-    /// waiting on that set (their poll's `args[5]`) answer 0 and look again.
+    /// waiting on that set (their poll's `args[5]`) answer `TOUCHED` and look again.
     pub(super) fn op_epoll_touch(&mut self, c: Caller, slot: &mut Slot) -> Reply {
         let tag = slot.args[0];
         for j in 0..self.threads.len() {
@@ -30,7 +30,7 @@ impl World<'_> {
             if mine && matches!(self.threads[j].wait, Wait::Poll { .. }) {
                 // SAFETY: `j` waits for the baton: its slot is the host's to read.
                 if unsafe { (*self.slot(j)).args[5] } == tag {
-                    self.answer(j, 0);
+                    self.answer(j, TOUCHED);
                 }
             }
         }

@@ -1,10 +1,11 @@
 /* A thread blocked in epoll_wait sees a change another thread makes to the interest list: an
  * added descriptor that is ready, and an EPOLLONESHOT one re-armed with EPOLL_CTL_MOD (as
- * Erlang's VM does for every event). Both waits have a 2 s timeout that must not be what
- * ends them. */
+ * Erlang's VM does for every event), with a real descriptor (an inotify one) in the set as
+ * well. Both waits have a 2 s timeout that must not be what ends them. */
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/eventfd.h>
+#include <sys/inotify.h>
 #include <stdio.h>
 #include <sys/epoll.h>
 #include <time.h>
@@ -30,6 +31,10 @@ static void *waiter(void *arg) {
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
     ep = epoll_create1(0);
+    /* A real descriptor in the set too (never ready): the wait then also asks the kernel. */
+    int in = inotify_init1(0);
+    struct epoll_event quiet = {.events = EPOLLIN, .data.fd = in};
+    epoll_ctl(ep, EPOLL_CTL_ADD, in, &quiet);
     int p[2];
     pipe(p);
     pthread_t t;
