@@ -1,5 +1,5 @@
 //! Real-machine facts that reach a program through libc paths other than the clock and random
-//! calls (`tests/c/leaks.c`): a `mkstemp` name, `getrusage`, a process's own `/proc` memory
+//! calls (`tests/c/leaks.c`): a `mkstemp` or `mkdtemp` name, `getrusage`, a process's own `/proc` memory
 //! files. Redis Sentinel's config rewrite and Redis's `INFO` read them, and each made two runs
 //! of one seed differ. Under the shim they are the same in every run, and virtual.
 
@@ -26,4 +26,5 @@ fn temp_names_rusage_and_proc_memory_are_the_same_in_every_run() {
     assert!(a[1].starts_with("rusage user 0.") && a[1].ends_with("sys 0.000000 maxrss 0"), "{a:?}");
     assert_eq!(a[2], "/proc/self/statm: 14 bytes: 0 0 0 0 0 0 0 ", "{a:?}");
     assert!(a[3].contains(" (weft) R 0 0"), "{a:?}");
+    assert!(a[4].starts_with("mkdtemp ok -> dir."), "{a:?}");
 }

@@ -1,5 +1,5 @@
-//! Randomness: `getrandom`, `getentropy`, the `arc4random` family, the names `mkstemp` and
-//! its variants make, and the bytes behind an opened `/dev/urandom` or `/dev/random` come from
+//! Randomness: `getrandom`, `getentropy`, the `arc4random` family, the names `mkstemp`,
+//! `mkdtemp` and their variants make, and the bytes behind an opened `/dev/urandom` or `/dev/random` come from
 //! this process's SplitMix64 stream, seeded by the host at hello; so do the kernel's
 //! `AT_RANDOM` bytes and the stack-protector canary glibc took from them.
 
@@ -231,12 +231,18 @@ pub(crate) unsafe fn random_for_trap(buf: *mut u8, len: usize) {
     fill_random(buf, len)
 }
 
-/// `mkstemp` and its variants: glibc draws the name's `XXXXXX` from the real clock and a stack
-/// address (not `getrandom`), so under weft the six characters come from this process's
-/// random stream instead and the file is opened through the `open` hook (so the host sees it).
-/// `None`: not under weft (the caller runs glibc's own). `template` is the caller's writable,
-/// NUL-terminated template, as for glibc.
-unsafe fn temp_file(template: *mut c_char, suffix: c_int, flags: c_int) -> Option<c_int> {
+/// `mkstemp`, `mkdtemp` and their variants: glibc draws the name's `XXXXXX` from the real
+/// clock and a stack address (not `getrandom`), so under weft the six characters come from
+/// this process's random stream instead, and the file or directory is made through the hooks
+/// (so the host sees it; libqb names its shared-memory folders so, and a warning naming one
+/// differed from run to run). `make` makes the thing named, answering -1/`EEXIST` to try
+/// another name. `None`: not under weft (the caller runs glibc's own). `template` is the
+/// caller's writable, NUL-terminated template, as for glibc.
+unsafe fn temp_name(
+    template: *mut c_char,
+    suffix: c_int,
+    mut make: impl FnMut(*mut c_char) -> c_int,
+) -> Option<c_int> {
     {
         let _g = Guard::enter()?;
         if !active() {
@@ -252,19 +258,33 @@ unsafe fn temp_file(template: *mut c_char, suffix: c_int, flags: c_int) -> Optio
         set_errno(libc::EINVAL);
         return Some(-1);
     };
-    let flags = (flags & !libc::O_ACCMODE) | libc::O_RDWR | libc::O_CREAT | libc::O_EXCL;
     for _ in 0..100 {
         let mut r = next_random();
         for i in 0..6 {
             *xs.add(i) = LETTERS[(r % 62) as usize];
             r /= 62;
         }
-        let fd = crate::files::open(template, flags, 0o600);
-        if fd >= 0 || *libc::__errno_location() != libc::EEXIST {
-            return Some(fd);
+        let made = make(template);
+        if made >= 0 || *libc::__errno_location() != libc::EEXIST {
+            return Some(made);
         }
     }
     Some(-1)
+}
+
+/// A file made by `mkstemp` and its variants, opened through the `open` hook.
+unsafe fn temp_file(template: *mut c_char, suffix: c_int, flags: c_int) -> Option<c_int> {
+    let flags = (flags & !libc::O_ACCMODE) | libc::O_RDWR | libc::O_CREAT | libc::O_EXCL;
+    temp_name(template, suffix, |t| crate::files::open(t, flags, 0o600))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mkdtemp(template: *mut c_char) -> *mut c_char {
+    match temp_name(template, 0, |t| crate::diskstat::mkdir(t, 0o700)) {
+        Some(r) if r >= 0 => template,
+        Some(_) => ptr::null_mut(),
+        None => real!(mkdtemp: fn(*mut c_char) -> *mut c_char)(template),
+    }
 }
 
 #[no_mangle]

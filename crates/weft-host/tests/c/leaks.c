@@ -1,5 +1,5 @@
 /* What a program learns of the real machine through libc paths that are not the obvious clock
- * and random calls: a mkstemp name (glibc draws it from the real clock), getrusage, and its own
+ * and random calls: a mkstemp or mkdtemp name (glibc draws it from the real clock), getrusage, and its own
  * /proc memory files. Under the shim all of them must be the same in every run.
  * usage: leaks DIR   (DIR: a writable folder for the temporary file) */
 #define _GNU_SOURCE
@@ -35,5 +35,10 @@ int main(int argc, char **argv) {
     char stat[64];
     snprintf(stat, sizeof stat, "/proc/%ld/stat", (long)getpid());
     show_file(stat);
+    /* A directory's name too (mkdtemp: libqb names its shared-memory folders so). */
+    snprintf(name, sizeof name, "%s/dir.XXXXXX", argc > 1 ? argv[1] : ".");
+    char *dir = mkdtemp(name);
+    printf("mkdtemp %s -> %s\n", dir ? "ok" : "failed", strrchr(name, '/') + 1);
+    if (dir) rmdir(dir);
     return 0;
 }
