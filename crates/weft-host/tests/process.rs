@@ -93,6 +93,23 @@ fn descriptors_passed_over_a_socketpair_work_in_the_receiver() {
     }
 }
 
+/// A real `AF_UNIX` socket's peer credentials (`SO_PEERCRED`, `SCM_CREDENTIALS`) name the pids
+/// `getpid` and `fork` answer, and a blocking receive on it waits in the host for the sender
+/// (before, the kernel's pids leaked into libqb's names, and the receive blocked in the kernel
+/// holding the baton: a 20 s stall).
+#[test]
+fn a_real_unix_sockets_peer_credentials_name_virtual_pids() {
+    let bin = common::compile("peercred", &[]);
+    let native = Command::new(&bin).output().expect("run natively");
+    let native = String::from_utf8(native.stdout).unwrap();
+    let want = ["SO_PEERCRED names this process: 1", "SCM_CREDENTIALS name the child: 1"];
+    assert_eq!(native.lines().collect::<Vec<_>>(), want, "natively");
+    let cfg = weft_host::HostConfig::new(bin, vec![], 1);
+    let mut d = Decisions::random(1);
+    let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
+    assert_eq!(common::passing_lines(&out), want);
+}
+
 #[test]
 fn fork_and_the_wait_family() {
     parity("wait");

@@ -257,6 +257,8 @@ pub const OP_ADOPT: u32 = 63;
 /// The epoll set `args[0]` of the caller's process changed: its threads waiting on it (their
 /// `OP_POLL` had `args[5]` = that set) answer [`TOUCHED`] at once and look again.
 pub const OP_EPOLL_TOUCH: u32 = 64;
+/// The virtual pid of the run's process whose real pid is `args[0]` (0: none of the run's).
+pub const OP_VIRTUAL_PID: u32 = 65;
 /// The answer of a poll ended by `OP_EPOLL_TOUCH` (no errno is this large).
 pub const TOUCHED: i64 = -(1 << 30);
 

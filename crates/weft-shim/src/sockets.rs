@@ -222,9 +222,36 @@ pub unsafe extern "C" fn getsockopt(
             return 0;
         }
     }
-    real!(getsockopt: fn(c_int, c_int, c_int, *mut c_void, *mut socklen_t) -> c_int)(
+    let r = real!(getsockopt: fn(c_int, c_int, c_int, *mut c_void, *mut socklen_t) -> c_int)(
         fd, level, name, val, len,
-    )
+    );
+    if r == 0 && level == libc::SOL_SOCKET && name == libc::SO_PEERCRED {
+        virtual_peer(val, len);
+    }
+    r
+}
+
+/// `SO_PEERCRED` of a real `AF_UNIX` socket names the peer's real pid (libqb, which reads the
+/// `SCM_CREDENTIALS` form, puts it in its shared-memory names, so they differed from run to
+/// run): a peer of the run is named by its virtual pid instead, as `getpid` answers there; a
+/// peer outside the run keeps the real one. (The credentials are read unaligned-safe: `val`
+/// may point into a control message.)
+unsafe fn virtual_peer(val: *mut c_void, len: *mut socklen_t) {
+    if val.is_null() || len.is_null() || (*len as usize) < core::mem::size_of::<libc::ucred>() {
+        return;
+    }
+    let Some(_g) = Guard::enter() else { return };
+    if !active() {
+        return;
+    }
+    let cred = val as *mut libc::ucred;
+    let mut c = ptr::read_unaligned(cred);
+    slot().args[0] = c.pid as i64;
+    let v = handoff(OP_VIRTUAL_PID);
+    if v > 0 {
+        c.pid = v as libc::pid_t;
+        ptr::write_unaligned(cred, c);
+    }
 }
 
 #[no_mangle]
@@ -474,6 +501,7 @@ pub unsafe extern "C" fn recvfrom(
             let iov = [libc::iovec { iov_base: buf, iov_len: len }];
             return recv_common(fd, &iov, flags, addr, alen, None);
         }
+        await_real_recv(fd, flags);
     }
     sys::raw(
         libc::SYS_recvfrom,
@@ -531,7 +559,39 @@ pub unsafe extern "C" fn recvmsg(fd: c_int, msg: *mut libc::msghdr, flags: c_int
             return r;
         }
     }
-    sys::raw(libc::SYS_recvmsg, [fd as i64, msg as i64, flags as i64, 0, 0, 0]) as ssize_t
+    if let Some(_g) = Guard::enter() {
+        await_real_recv(fd, flags);
+    }
+    let r = sys::raw(libc::SYS_recvmsg, [fd as i64, msg as i64, flags as i64, 0, 0, 0]);
+    if r >= 0 && !msg.is_null() {
+        virtual_creds(&*msg);
+    }
+    r as ssize_t
+}
+
+/// Before a blocking receive on a real socket (an `AF_UNIX` kind the shim leaves real): waits
+/// in the host until it cannot block, as `read` does, so the thread never sleeps in the kernel
+/// holding the baton while the sender waits for it.
+unsafe fn await_real_recv(fd: c_int, flags: c_int) {
+    if active() && fdtable::kind(fd) == FdKind::Real && flags & libc::MSG_DONTWAIT == 0 {
+        crate::poll::await_real(fd, libc::POLLIN);
+    }
+}
+
+/// `SCM_CREDENTIALS` received on a real `AF_UNIX` socket name the sender's pid as
+/// [`virtual_peer`] does.
+unsafe fn virtual_creds(m: &libc::msghdr) {
+    if m.msg_control.is_null() || m.msg_controllen < core::mem::size_of::<libc::cmsghdr>() {
+        return;
+    }
+    let mut c = libc::CMSG_FIRSTHDR(m);
+    while !c.is_null() {
+        if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_CREDENTIALS {
+            let mut len = core::mem::size_of::<libc::ucred>() as socklen_t;
+            virtual_peer(libc::CMSG_DATA(c) as *mut c_void, &mut len);
+        }
+        c = libc::CMSG_NXTHDR(m, c);
+    }
 }
 
 #[no_mangle]

@@ -759,6 +759,7 @@ impl World<'_> {
             OP_PASS => self.op_pass(c, slot),
             OP_ADOPT => self.op_adopt(c, slot),
             OP_EPOLL_TOUCH => self.op_epoll_touch(c, slot),
+            OP_VIRTUAL_PID => self.op_virtual_pid(slot),
             OP_RECVFROM => self.op_recvfrom(c, slot),
             OP_POLL => self.op_poll(c, slot),
             OP_EXIT => self.op_exit(c, slot),

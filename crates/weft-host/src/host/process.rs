@@ -200,6 +200,14 @@ impl World<'_> {
         self.disks.maps.drop_table(self.procs[p].table);
     }
 
+    /// `OP_VIRTUAL_PID`: the virtual pid of the run's process with real pid `args[0]` (the
+    /// latest with it: a sender may have exited since it sent its credentials), or 0.
+    pub(super) fn op_virtual_pid(&mut self, slot: &mut Slot) -> Reply {
+        let real = slot.args[0] as libc::pid_t;
+        let p = self.procs.iter().rev().find(|p| p.pid == real && real > 0);
+        Reply::Ret(p.map_or(0, |p| p.vpid as i64))
+    }
+
     /// The process announced its exit: wait (in real time, nothing else runs) until it is gone.
     pub(super) fn await_exit(&mut self, p: usize) {
         #[allow(clippy::disallowed_methods)] // real-time bound on a process's exit path
