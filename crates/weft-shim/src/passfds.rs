@@ -17,9 +17,28 @@ const MAX_FDS: usize = 253;
 /// Control buffer for that many (CMSG_SPACE(253 * 4) = 1032 bytes), 8-aligned.
 type Control = [u64; 130];
 
+/// The batch the last read took: its number (0: none) and its real descriptors.
+struct Taken {
+    batch: u64,
+    fds: [c_int; MAX_FDS],
+    n: usize,
+}
+
 thread_local! {
-    /// The descriptors the last read took (with their number), until the caller hands them on.
-    static TAKEN: RefCell<([c_int; MAX_FDS], usize)> = const { RefCell::new(([0; MAX_FDS], 0)) };
+    /// What the last read took, until the caller hands it on ([`deliver`], [`discard`]).
+    static TAKEN: RefCell<Taken> = const { RefCell::new(Taken { batch: 0, fds: [0; MAX_FDS], n: 0 }) };
+}
+
+/// Whether the last read took a batch not handed on yet.
+pub(crate) fn taken() -> bool {
+    TAKEN.with(|t| t.borrow().batch != 0)
+}
+
+/// What the last read took, leaving nothing.
+fn take() -> Taken {
+    TAKEN.with(|t| {
+        core::mem::replace(&mut *t.borrow_mut(), Taken { batch: 0, fds: [0; MAX_FDS], n: 0 })
+    })
 }
 
 /// The descriptors an `SCM_RIGHTS` message of `m` passes; `None` without one. Credentials
@@ -115,11 +134,7 @@ pub(crate) unsafe fn took(fd: c_int, batch: u64) {
         let mut got = [0; MAX_FDS];
         let (word, n) = real_recv(fd, &mut got);
         if word == batch {
-            TAKEN.with(|t| {
-                let mut t = t.borrow_mut();
-                t.0[..n].copy_from_slice(&got[..n]);
-                t.1 = n;
-            });
+            TAKEN.with(|t| *t.borrow_mut() = Taken { batch, fds: got, n });
             return;
         }
         for &f in &got[..n] {
@@ -155,7 +170,8 @@ unsafe fn real_recv(fd: c_int, out: &mut [c_int; MAX_FDS]) -> (u64, usize) {
 /// Hands the descriptors the last read took to `recvmsg`'s caller: as many as its control
 /// buffer holds (the rest closed, `MSG_CTRUNC`), close-on-exec as `flags` ask.
 pub(crate) unsafe fn deliver(m: &mut libc::msghdr, flags: c_int) {
-    let (fds, n) = TAKEN.with(|t| core::mem::replace(&mut *t.borrow_mut(), ([0; MAX_FDS], 0)));
+    let t = take();
+    let (fds, n) = (t.fds, t.n);
     let room = m.msg_controllen.saturating_sub(libc::CMSG_LEN(0) as usize) / 4;
     let keep = if m.msg_control.is_null() { 0 } else { n.min(room) };
     if keep < n {
@@ -168,27 +184,26 @@ pub(crate) unsafe fn deliver(m: &mut libc::msghdr, flags: c_int) {
         (*c).cmsg_len = libc::CMSG_LEN((keep * 4) as u32) as usize;
         ptr::copy_nonoverlapping(fds.as_ptr(), libc::CMSG_DATA(c) as *mut c_int, keep);
         m.msg_controllen = libc::CMSG_SPACE((keep * 4) as u32) as usize;
-    } else {
-        m.msg_controllen = 0;
         if flags & libc::MSG_CMSG_CLOEXEC == 0 {
             for &f in &fds[..keep] {
                 sys::raw(libc::SYS_fcntl, [f as i64, libc::F_SETFD as i64, 0, 0, 0, 0]);
             }
         }
+    } else {
+        m.msg_controllen = 0;
     }
-    adopt(&fds[..n], keep);
+    adopt(t.batch, &fds[..n], keep);
 }
 
 /// The caller takes no descriptors (a plain `read` or `recv`): they are closed.
 pub(crate) unsafe fn discard() {
-    let (fds, n) = TAKEN.with(|t| core::mem::replace(&mut *t.borrow_mut(), ([0; MAX_FDS], 0)));
-    adopt(&fds[..n], 0);
+    let t = take();
+    adopt(t.batch, &t.fds[..t.n], 0);
 }
 
-/// Tells the host which of `fds` the process keeps (the first `keep`), closes the others for
+/// Tells the host which of batch `batch`'s `fds` the process keeps (the first `keep`), closes the others for
 /// real, and records the kept ones as what the host says they are.
-unsafe fn adopt(fds: &[c_int], keep: usize) {
-    let batch = TAKEN_BATCH.with(|b| b.take());
+unsafe fn adopt(batch: u64, fds: &[c_int], keep: usize) {
     let s = slot();
     s.args[0] = batch as i64;
     s.args[1] = fds.len() as i64;
@@ -214,14 +229,4 @@ unsafe fn adopt(fds: &[c_int], keep: usize) {
             _ => {}
         }
     }
-}
-
-thread_local! {
-    /// The batch number of [`TAKEN`].
-    static TAKEN_BATCH: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
-}
-
-/// Notes which batch [`took`] took (for [`adopt`]).
-pub(crate) fn note_batch(batch: u64) {
-    TAKEN_BATCH.with(|b| b.set(batch));
 }

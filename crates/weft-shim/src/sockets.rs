@@ -350,8 +350,6 @@ unsafe fn send_stream(fd: c_int, iov: &[libc::iovec], nonblock: bool) -> ssize_t
 thread_local! {
     /// Set while `recvmsg` reads: it takes passed descriptors itself (`passfds::deliver`).
     static WANT_RIGHTS: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
-    /// Set when the read it made took some.
-    static TOOK_RIGHTS: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
 }
 
 /// Receives one datagram into `iov`; answers its full length, or -1/errno.
@@ -390,11 +388,8 @@ pub(crate) unsafe fn recv_common(
         }
     }
     if batch > 0 {
-        crate::passfds::note_batch(batch as u64);
         crate::passfds::took(fd, batch as u64);
-        if WANT_RIGHTS.with(|w| w.get()) {
-            TOOK_RIGHTS.with(|t| t.set(true));
-        } else {
+        if !WANT_RIGHTS.with(|w| w.get()) {
             crate::passfds::discard();
         }
     }
@@ -546,7 +541,7 @@ pub unsafe extern "C" fn recvmsg(fd: c_int, msg: *mut libc::msghdr, flags: c_int
                 Some(&mut trunc),
             );
             WANT_RIGHTS.with(|w| w.set(false));
-            let took = TOOK_RIGHTS.with(|t| t.replace(false));
+            let took = crate::passfds::taken();
             if r >= 0 {
                 m.msg_namelen = if m.msg_name.is_null() { 0 } else { alen };
                 m.msg_flags = if trunc { libc::MSG_TRUNC } else { 0 };

@@ -41,6 +41,7 @@ static int child(int s) {
     int fds[3];
     memcpy(fds, CMSG_DATA(c), sizeof fds);
     printf("child got %zu descriptors with '%c'\n", (c->cmsg_len - CMSG_LEN(0)) / sizeof(int), tag);
+    printf("they are close-on-exec: %d\n", (fcntl(fds[0], F_GETFD) & FD_CLOEXEC) != 0);
     write(fds[0], "through the passed pipe\n", 24);
     write(fds[1], "through the passed socket\n", 26);
     char text[64] = {0};
