@@ -9,11 +9,7 @@ use crate::prelude::*;
 pub(crate) static RNG: AtomicU64 = AtomicU64::new(0);
 
 fn next_random() -> u64 {
-    let mut z =
-        RNG.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed).wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    mix(RNG.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed))
 }
 
 /// SplitMix64's output function.
