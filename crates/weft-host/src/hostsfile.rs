@@ -3,7 +3,8 @@
 //! daemon that advertises the address its name has. The machine's `/etc/hosts` knows none of
 //! them, so in each node's mount namespace a copy of it with one line per node of the run
 //! (`127.1.0.1 n0`, …: the address other nodes reach it at) is bound over `/etc/hosts`.
-//! The copy is written once per content to the temp directory (as the shim is).
+//! The copy is written once per content to the temp directory, as the shim is
+//! (`crate::by_content`).
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -25,13 +26,7 @@ fn content(nodes: u32) -> String {
 /// Writes (or finds) the hosts file for `nodes` nodes; its path, or `None` when the temp
 /// directory cannot hold it (then the machine's `/etc/hosts` is used).
 pub(crate) fn prepare(nodes: u32) -> Option<CString> {
-    let text = content(nodes);
-    let hash = weft_core::stable_hash(text.as_bytes());
-    let path = std::env::temp_dir().join(format!("weft-hosts-{hash:016x}"));
-    if std::fs::read(&path).ok().as_deref() != Some(text.as_bytes()) {
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        std::fs::write(&tmp, &text).and_then(|_| std::fs::rename(&tmp, &path)).ok()?;
-    }
+    let path = crate::by_content("weft-hosts-", "", content(nodes).as_bytes()).ok()?;
     CString::new(path.as_os_str().as_bytes()).ok()
 }
 

@@ -64,22 +64,26 @@ static SHIM_SO: &[u8] = include_bytes!(env!("WEFT_SHIM_SO"));
 pub fn shim_path() -> io::Result<PathBuf> {
     static PATH: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     PATH.get_or_init(|| {
-        let hash = weft_core::stable_hash(SHIM_SO);
-        let path = std::env::temp_dir().join(format!("weft-shim-{hash:016x}.so"));
-        // The whole file, not its length: a stale or altered copy of the same size would
-        // otherwise be loaded into every node without a word.
-        let fresh = std::fs::read(&path).map(|b| b == SHIM_SO);
-        if fresh.unwrap_or(false) {
-            return Ok(path);
-        }
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        std::fs::write(&tmp, SHIM_SO)
-            .and_then(|_| std::fs::rename(&tmp, &path))
-            .map_err(|e| format!("cannot write the shim to {}: {e}", path.display()))?;
-        Ok(path)
+        by_content("weft-shim-", ".so", SHIM_SO)
+            .map_err(|e| format!("cannot write the shim to the temp directory: {e}"))
     })
     .clone()
     .map_err(io::Error::other)
+}
+
+/// `bytes` as a file of the temp directory named by their hash (`PREFIX-HASH` + `suffix`),
+/// written once per content (through a temporary name and a rename, so concurrent runs never
+/// see half a file). An existing file is used only if it holds exactly these bytes: a stale or
+/// altered one of the same size would otherwise go into every node without a word.
+pub(crate) fn by_content(prefix: &str, suffix: &str, bytes: &[u8]) -> io::Result<PathBuf> {
+    let hash = weft_core::stable_hash(bytes);
+    let path = std::env::temp_dir().join(format!("{prefix}{hash:016x}{suffix}"));
+    if std::fs::read(&path).is_ok_and(|b| b == bytes) {
+        return Ok(path);
+    }
+    let tmp = std::env::temp_dir().join(format!("{prefix}{hash:016x}.tmp{}", std::process::id()));
+    std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, &path))?;
+    Ok(path)
 }
 
 /// One deterministic run of `cfg` under `scenario`, every choice drawn from `decisions`.

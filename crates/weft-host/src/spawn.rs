@@ -193,37 +193,34 @@ fn signal_name(sig: i32) -> String {
     }
 }
 
-/// Whether processes can get their own user and network namespaces here: probed once by
-/// starting /bin/true exactly as a simulated process is started (unshare, then the id maps).
+/// Whether a process started as simulated ones are (user and network namespaces, the id
+/// maps), then `then`, runs /bin/true.
+fn probe(then: impl FnMut() -> io::Result<()> + Send + Sync + 'static) -> bool {
+    let mut then = then;
+    let mut cmd = Command::new("/bin/true");
+    cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    let maps = IdMaps::new(false);
+    // SAFETY: the closure calls only async-signal-safe functions on data built before fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            enter_namespaces(&maps)?;
+            then()
+        });
+    }
+    cmd.status().map(|s| s.success()).unwrap_or(false)
+}
+
+/// Whether processes can get their own user and network namespaces here: probed once.
 pub fn netns_available() -> bool {
     static AVAILABLE: OnceLock<bool> = OnceLock::new();
-    *AVAILABLE.get_or_init(|| {
-        let mut cmd = Command::new("/bin/true");
-        cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
-        let maps = IdMaps::new(false);
-        // SAFETY: the closure calls only async-signal-safe functions on data built before fork.
-        unsafe {
-            cmd.pre_exec(move || enter_namespaces(&maps));
-        }
-        cmd.status().map(|s| s.success()).unwrap_or(false)
-    })
+    *AVAILABLE.get_or_init(|| probe(|| Ok(())))
 }
 
 /// Whether a process started as simulated ones are can make `view`'s bind (the probe binds
 /// `/` itself at the view folder and so has no working directory to enter).
 pub(crate) fn probe_view(view: &View) -> bool {
-    let mut cmd = Command::new("/bin/true");
-    cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
-    let maps = IdMaps::new(false);
     let view = view.clone();
-    // SAFETY: the closure calls only async-signal-safe functions on data built before fork.
-    unsafe {
-        cmd.pre_exec(move || {
-            enter_namespaces(&maps)?;
-            bind_view(&view, false)
-        });
-    }
-    cmd.status().map(|s| s.success()).unwrap_or(false)
+    probe(move || bind_view(&view, false))
 }
 
 /// Between fork and exec, in the new user namespace: a mount namespace of the process's own
@@ -232,17 +229,10 @@ pub(crate) fn probe_view(view: &View) -> bool {
 /// `/dev/shm`.
 fn bind_view(view: &View, enter: bool) -> io::Result<()> {
     let err = || Err(io::Error::last_os_error());
-    // SAFETY: unshare/mount/chdir are async-signal-safe; every path is NUL-terminated and
-    // was built before the fork.
+    own_mounts()?;
+    // SAFETY: mount/chdir are async-signal-safe; every path is NUL-terminated and was built
+    // before the fork.
     unsafe {
-        if libc::unshare(libc::CLONE_NEWNS) != 0 {
-            return err();
-        }
-        let root = c"/".as_ptr();
-        let private = libc::MS_REC | libc::MS_PRIVATE;
-        if libc::mount(std::ptr::null(), root, std::ptr::null(), private, std::ptr::null()) != 0 {
-            return err();
-        }
         let (real, at) = (view.real.as_ptr(), view.at.as_ptr());
         if libc::mount(real, at, std::ptr::null(), libc::MS_BIND, std::ptr::null()) != 0 {
             return err();
@@ -260,8 +250,8 @@ fn bind_view(view: &View, enter: bool) -> io::Result<()> {
     Ok(())
 }
 
-/// Between fork and exec, in the new user namespace, without a view: a mount namespace of the
-/// process's own, for its own `/run`.
+/// Between fork and exec, in the new user namespace: a mount namespace of the process's own,
+/// private from the root down (nothing propagates back).
 fn own_mounts() -> io::Result<()> {
     // SAFETY: unshare and mount are async-signal-safe; the path is a constant.
     unsafe {
@@ -269,28 +259,23 @@ fn own_mounts() -> io::Result<()> {
             return Err(io::Error::last_os_error());
         }
         let private = libc::MS_REC | libc::MS_PRIVATE;
-        libc::mount(std::ptr::null(), c"/".as_ptr(), std::ptr::null(), private, std::ptr::null());
+        let root = c"/".as_ptr();
+        if libc::mount(std::ptr::null(), root, std::ptr::null(), private, std::ptr::null()) != 0 {
+            return Err(io::Error::last_os_error());
+        }
     }
     Ok(())
 }
 
 /// Whether a process started as simulated ones are gets its own `/run` (`privrun`).
 pub(crate) fn probe_private_run() -> bool {
-    let mut cmd = Command::new("/bin/true");
-    cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
-    let maps = IdMaps::new(false);
-    // SAFETY: the closure calls only async-signal-safe functions on data built before fork.
-    unsafe {
-        cmd.pre_exec(move || {
-            enter_namespaces(&maps)?;
-            own_mounts()?;
-            match crate::privrun::mount_private_run() {
-                true => Ok(()),
-                false => Err(io::Error::other("no private /run")),
-            }
-        });
-    }
-    cmd.status().map(|s| s.success()).unwrap_or(false)
+    probe(|| {
+        own_mounts()?;
+        match crate::privrun::mount_private_run() {
+            true => Ok(()),
+            false => Err(io::Error::other("no private /run")),
+        }
+    })
 }
 
 /// A netlink RTM_NEWADDR request giving `lo` (ifindex 1) the address `ip`/32, built before

@@ -152,11 +152,6 @@ impl World<'_> {
         }
     }
 
-    /// Marks the first of the last `n` bytes written to `tx` as carrying `batch`.
-    pub(super) fn mark_pipe(&mut self, tx: PipeId, n: usize, batch: u64) {
-        self.pipes.mark(tx, n, batch);
-    }
-
     /// The last descriptor of a local object was closed.
     pub(super) fn local_closed(&mut self, obj: Object) {
         let Object::Local(local) = obj else { return };

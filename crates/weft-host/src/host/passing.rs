@@ -56,7 +56,7 @@ impl World<'_> {
         }
         let (_, batch) = self.passing.staged.remove(&t).expect("staged");
         match self.local_tx(node, fd) {
-            Some(tx) => self.mark_pipe(tx, n, batch),
+            Some(tx) => self.pipes.mark(tx, n, batch),
             None => self.release_batch(batch),
         }
     }
