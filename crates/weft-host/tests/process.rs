@@ -313,3 +313,37 @@ fn using_an_epoll_or_timerfd_left_open_across_exec_is_refused_by_name() {
         }
     }
 }
+
+fn groups(seed: u64) -> Vec<String> {
+    let mut d = Decisions::random(seed);
+    let cfg = common::config("groups", &[], 1);
+    let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
+    common::passing_lines(&out).iter().map(|l| l.to_string()).collect()
+}
+
+/// Process groups and sessions are named by virtual pids: `getpgrp`, `getpgid` and `getsid`
+/// answered the kernel's ids (weft's own group, or a real pid), different in every run, and
+/// `setpgid` of a child handed the kernel a virtual pid. A node's program leads its group and
+/// session, a child is in its parent's until it makes its own, and a parent can move a child
+/// into a group of the child's own and back.
+#[test]
+fn process_groups_and_sessions_are_named_by_virtual_pids() {
+    let lines = groups(1);
+    assert_eq!(
+        lines,
+        [
+            "main 1000: group 1000 session 1000 getpgid(0) 1000 getpgid(me) 1000",
+            "child 20001: group 1000 session 1000",
+            "child setsid: is own 1, session is own 1, group is own 1",
+            "setpgid(0,0) of a session leader: -1 EPERM 1",
+            "parent sees child 20001: group 20001 session 20001",
+            "parent setpgid(d, d): 0",
+            "parent setpgid(d, main's group): 0",
+            "back in main's group: 1",
+            "parent setpgid(d, 0): 0, group is its own 1",
+            "getpgid(99999): -1 ESRCH 1",
+            "second child 20002: group 20002",
+        ]
+    );
+    assert_eq!(groups(2), lines, "another seed");
+}

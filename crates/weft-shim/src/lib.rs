@@ -68,6 +68,7 @@ mod execfds;
 mod fdtable;
 mod files;
 mod fortify;
+mod groups;
 mod inetaddr;
 mod internal_threads;
 mod io;

@@ -34,7 +34,7 @@ fn own_or_refuse(pid: libc::pid_t, call: &'static [u8]) -> libc::pid_t {
 }
 
 /// True when the process group `who` names (0: the caller's, as the kernel takes it; or the
-/// caller's own group's real id, which `getpgrp` answers) holds the caller alone, in a native
+/// caller's own group's id, virtual as `getpgrp` answers it, or real) holds the caller alone, in a native
 /// run too: it has no child process (none could share the group), and it leads its group, for
 /// real (after `setsid`/`setpgid`) or as a node's own program, which a service manager or a
 /// shell would have started as its group's leader (for real it is in weft's group).
@@ -42,7 +42,10 @@ fn own_group_alone(who: libc::id_t) -> bool {
     // SAFETY: system calls on integers and a local siginfo the kernel fills.
     unsafe {
         let pgid = sys::raw(libc::SYS_getpgid, [0; 6]);
-        if who != 0 && i64::from(who) != pgid {
+        let named = who == 0 || i64::from(who) == pgid;
+        if !named
+            && who as libc::pid_t != crate::groups::virtual_id(pgid as libc::pid_t, b"setpriority")
+        {
             return false;
         }
         let leads = pgid == sys::raw(libc::SYS_getpid, [0; 6]);

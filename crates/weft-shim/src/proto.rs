@@ -258,7 +258,11 @@ pub const OP_ADOPT: u32 = 63;
 /// `OP_POLL` had `args[5]` = that set) answer [`TOUCHED`] at once and look again.
 pub const OP_EPOLL_TOUCH: u32 = 64;
 /// The virtual pid of the run's process whose real pid is `args[0]` (0: none of the run's).
+/// With `args[1]` = 1 `args[0]` is a process group or session id, and weft's own (which a
+/// node's program is in, for real) answers that node's program's virtual pid.
 pub const OP_VIRTUAL_PID: u32 = 65;
+/// The real pid of the caller's node's process with virtual pid `args[0]`, or 0.
+pub const OP_REAL_PID: u32 = 66;
 /// The answer of a poll ended by `OP_EPOLL_TOUCH` (no errno is this large).
 pub const TOUCHED: i64 = -(1 << 30);
 

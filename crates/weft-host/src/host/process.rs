@@ -201,11 +201,28 @@ impl World<'_> {
     }
 
     /// `OP_VIRTUAL_PID`: the virtual pid of the run's process with real pid `args[0]` (the
-    /// latest with it: a sender may have exited since it sent its credentials), or 0.
-    pub(super) fn op_virtual_pid(&mut self, slot: &mut Slot) -> Reply {
+    /// latest with it: a sender may have exited since it sent its credentials), or 0. Asked
+    /// for a group or session id (`args[1]` = 1), weft's own group or session is the node's:
+    /// a node's program is in them for real, where a service manager would have made it their
+    /// leader.
+    pub(super) fn op_virtual_pid(&mut self, c: Caller, slot: &mut Slot) -> Reply {
         let real = slot.args[0] as libc::pid_t;
         let p = self.procs.iter().rev().find(|p| p.pid == real && real > 0);
-        Reply::Ret(p.map_or(0, |p| p.vpid as i64))
+        if let Some(p) = p {
+            return Reply::Ret(p.vpid as i64);
+        }
+        // SAFETY: calls on the host's own process, no memory involved.
+        let (group, session) = unsafe { (libc::getpgrp(), libc::getsid(0)) };
+        let ours = slot.args[1] == 1 && real > 0 && (real == group || real == session);
+        Reply::Ret(if ours { virtual_pid(c.node) as i64 } else { 0 })
+    }
+
+    /// `OP_REAL_PID`: the real pid of the caller's node's process with virtual pid
+    /// `args[0]`, or 0 (none, or another node's: nodes are separate machines).
+    pub(super) fn op_real_pid(&mut self, c: Caller, slot: &mut Slot) -> Reply {
+        let want = slot.args[0];
+        let p = self.procs.iter().rev().find(|p| p.node == c.node && p.vpid as i64 == want);
+        Reply::Ret(p.map_or(0, |p| p.pid as i64))
     }
 
     /// The process announced its exit: wait (in real time, nothing else runs) until it is gone.
