@@ -347,3 +347,31 @@ fn process_groups_and_sessions_are_named_by_virtual_pids() {
     );
     assert_eq!(groups(2), lines, "another seed");
 }
+
+/// Signals to a process group (`killpg`, `kill(0)`, `kill(-pgid)`) reach every process of the
+/// node in that group, the group named by virtual pids; they had ended the run, exit 4. (Not
+/// run natively here: `kill(0)` would reach the test runner's own group. Natively, under
+/// `setsid`, it prints these lines, in an order the kernel's scheduler picks.)
+#[test]
+fn signals_to_a_process_group_reach_every_process_in_it() {
+    for seed in [1, 2] {
+        let mut d = Decisions::random(seed);
+        let cfg = common::config("groupkill", &[], 1);
+        let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
+        let mut lines = common::passing_lines(&out);
+        lines.sort_unstable();
+        assert_eq!(
+            lines,
+            [
+                "a got User defined signal 1",
+                "b got User defined signal 1",
+                "c got User defined signal 2",
+                "kill(-a) after a's group ended: -1 ESRCH 1",
+                "kill(0, USR2): 0",
+                "killpg(a's group, USR1): 0",
+                "main got User defined signal 2",
+            ],
+            "seed {seed}"
+        );
+    }
+}

@@ -207,14 +207,34 @@ impl World<'_> {
     /// leader.
     pub(super) fn op_virtual_pid(&mut self, c: Caller, slot: &mut Slot) -> Reply {
         let real = slot.args[0] as libc::pid_t;
+        Reply::Ret(self.virtual_id(c.node, real, slot.args[1] == 1))
+    }
+
+    /// The virtual pid for the kernel's pid `real` (a group or session id when `group`, which
+    /// names weft's own as node `node`'s program), or 0.
+    pub(super) fn virtual_id(&self, node: u32, real: libc::pid_t, group: bool) -> i64 {
         let p = self.procs.iter().rev().find(|p| p.pid == real && real > 0);
         if let Some(p) = p {
-            return Reply::Ret(p.vpid as i64);
+            return p.vpid as i64;
         }
         // SAFETY: calls on the host's own process, no memory involved.
-        let (group, session) = unsafe { (libc::getpgrp(), libc::getsid(0)) };
-        let ours = slot.args[1] == 1 && real > 0 && (real == group || real == session);
-        Reply::Ret(if ours { virtual_pid(c.node) as i64 } else { 0 })
+        let (ours, session) = unsafe { (libc::getpgrp(), libc::getsid(0)) };
+        let ours = group && real > 0 && (real == ours || real == session);
+        if ours {
+            virtual_pid(node) as i64
+        } else {
+            0
+        }
+    }
+
+    /// The virtual id of process `p`'s group (0 once it cannot be read: the process ended).
+    pub(super) fn virtual_group(&self, p: usize) -> i64 {
+        // SAFETY: a query on a process of the run.
+        let real = unsafe { libc::getpgid(self.procs[p].pid) };
+        if real <= 0 {
+            return 0;
+        }
+        self.virtual_id(self.procs[p].node, real, true)
     }
 
     /// `OP_REAL_PID`: the real pid of the caller's node's process with virtual pid

@@ -160,13 +160,15 @@ impl World<'_> {
             }
             _ => {
                 let pid = slot.args[0] as i32;
-                if pid <= 0 {
-                    return self.unsupported_here(c, "kill() of a process group");
+                if pid == -1 {
+                    return self.unsupported_here(c, "kill(-1) (every process)");
                 }
-                let want = pid;
+                if pid <= 0 {
+                    return self.kill_group(c, -pid, sig);
+                }
                 let found = (0..self.procs.len()).rev().find(|&q| {
                     let x = &self.procs[q];
-                    x.node == c.node && x.vpid as i32 == want && (x.alive || x.zombie)
+                    x.node == c.node && x.vpid as i32 == pid && (x.alive || x.zombie)
                 });
                 let Some(q) = found else { return Reply::Ret(-(libc::ESRCH as i64)) };
                 if !self.procs[q].alive {
@@ -182,6 +184,36 @@ impl World<'_> {
         if sig != 0 {
             let info = SigInfo { signo: sig, code, pid: me, ..SigInfo::default() };
             self.send_signal(p, t, info);
+        }
+        Reply::Ret(0)
+    }
+
+    /// `kill(0)` / `kill(-pgid)`: `sig` to every live process of the caller's node in the
+    /// group with virtual id `pgid` (0: the caller's own), in the order they were made, the
+    /// caller last, as the kernel delivers to the whole group at once. None in it: `ESRCH`.
+    fn kill_group(&mut self, c: Caller, pgid: i32, sig: i32) -> Reply {
+        let want = if pgid == 0 { self.virtual_group(c.p) } else { pgid as i64 };
+        let members: Vec<usize> = (0..self.procs.len())
+            .filter(|&q| self.procs[q].alive && self.procs[q].node == c.node)
+            .filter(|&q| self.virtual_group(q) == want)
+            .collect();
+        if members.is_empty() {
+            return Reply::Ret(-(libc::ESRCH as i64));
+        }
+        if sig == 0 {
+            return Reply::Ret(0);
+        }
+        let me = self.procs[c.p].vpid as i32;
+        let info = SigInfo { signo: sig, code: SI_USER, pid: me, ..SigInfo::default() };
+        for &q in members.iter().filter(|&&q| q != c.p) {
+            if sig == libc::SIGKILL {
+                self.kill_now(q);
+            } else {
+                self.send_signal(q, None, info);
+            }
+        }
+        if members.contains(&c.p) {
+            self.send_signal(c.p, None, info);
         }
         Reply::Ret(0)
     }
