@@ -98,8 +98,9 @@ pub fn run_once(
         None => shim_path()?,
     };
     cfg.check().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    let started = host::real_now_ns();
     let (cfg, _held) = workdir::claim(cfg)?;
-    host::run(&cfg, &shim, scenario, decisions, obs)
+    host::run(&cfg, &shim, scenario, decisions, obs, started)
 }
 
 /// What `weft run` needs back: the run, plus the decisions to record for replay.

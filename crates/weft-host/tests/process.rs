@@ -375,3 +375,36 @@ fn signals_to_a_process_group_reach_every_process_in_it() {
         );
     }
 }
+
+fn filetimes(seed: u64) -> Vec<String> {
+    let mut d = Decisions::random(seed);
+    let mut cfg = common::config("filetimes", &[], 1);
+    // A fresh working directory per run, as `weft run` gives every node.
+    cfg.work_dir = Some(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("filetimes-work"));
+    let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
+    common::passing_lines(&out).iter().map(|l| l.to_string()).collect()
+}
+
+/// A real file the run changes reads the virtual time weft first saw the change at, stamped
+/// on it, whoever changed it (stdio's writes are inside libc, unseen): it had read the
+/// machine's real time, different in every run (squid's `Last-Modified`). Unchanged, it keeps
+/// its time; a file from before the run keeps its own.
+#[test]
+fn real_files_changed_during_the_run_read_virtual_times() {
+    let lines = filetimes(1);
+    assert_eq!(
+        lines,
+        [
+            "made: modified at +0s",
+            "untouched for 2 s: same time 1",
+            "appended through stdio, looked at 1 s later: modified at +3s, accessed as modified 1, changed as modified 1",
+            "read back later: modified at +3s, accessed as modified 1, changed as modified 1",
+            "after a read: modified at +3s, accessed as modified 1, changed as modified 1",
+            "directory made: modified at +4s, accessed as modified 1, changed as modified 1",
+            "directory with a new entry: modified at +7s, accessed as modified 1, changed as modified 1",
+            "statx: modified at +3s, birth time reported 0",
+            "a file from before the run keeps its time: 1",
+        ]
+    );
+    assert_eq!(filetimes(2), lines, "another seed");
+}

@@ -2,9 +2,10 @@
 //! model: the `stat` family (`stat`, `lstat`, `fstat`, `fstatat`, their `64` forms, the
 //! pre-2.33 `__xstat` entry points, `statx`), `access`/`faccessat` and `mkdir`/`mkdirat`.
 //! Modes, owners and times are not modelled: files report 0644, directories 0755, the caller's
-//! ids and the start of virtual time.
+//! ids and the start of virtual time. The real calls' answers pass through `filetimes`.
 
 use crate::datadir::{classify, disk_io, disk_path, path_request, request, Where};
+use crate::filetimes::Looked;
 use crate::prelude::*;
 
 /// The facts `stat` reports of a disk path or descriptor: mode, size, inode, links.
@@ -98,12 +99,33 @@ pub(crate) unsafe fn fstat_disk(fd: c_int, st: *mut libc::stat) -> c_int {
     }
 }
 
+/// A real `stat` answer `r` in `st`, its times from the run settled (see `filetimes`).
+///
+/// # Safety
+/// `st` points to a `struct stat`, filled when `r` is 0.
+unsafe fn real_times(r: c_int, st: *mut libc::stat, what: Looked) -> c_int {
+    if r == 0 {
+        crate::filetimes::settle_stat(st, what);
+    }
+    r
+}
+
+/// What `fstatat(dirfd, path, flags)` looked at: the descriptor itself for an empty path.
+unsafe fn looked(dirfd: c_int, path: *const c_char, flags: c_int) -> Looked {
+    if (path.is_null() || *path == 0) && flags & libc::AT_EMPTY_PATH != 0 {
+        Looked::Fd(dirfd)
+    } else {
+        Looked::At(dirfd, path, flags)
+    }
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn stat(path: *const c_char, st: *mut libc::stat) -> c_int {
     if let Some(r) = disk_path(|| try_stat(libc::AT_FDCWD, path, st, 0)) {
         return r;
     }
-    real!(stat: fn(*const c_char, *mut libc::stat) -> c_int)(path, st)
+    let r = real!(stat: fn(*const c_char, *mut libc::stat) -> c_int)(path, st);
+    real_times(r, st, Looked::At(libc::AT_FDCWD, path, 0))
 }
 
 #[no_mangle]
@@ -116,7 +138,8 @@ pub unsafe extern "C" fn lstat(path: *const c_char, st: *mut libc::stat) -> c_in
     if let Some(r) = disk_path(|| try_stat(libc::AT_FDCWD, path, st, libc::AT_SYMLINK_NOFOLLOW)) {
         return r;
     }
-    real!(lstat: fn(*const c_char, *mut libc::stat) -> c_int)(path, st)
+    let r = real!(lstat: fn(*const c_char, *mut libc::stat) -> c_int)(path, st);
+    real_times(r, st, Looked::At(libc::AT_FDCWD, path, libc::AT_SYMLINK_NOFOLLOW))
 }
 
 #[no_mangle]
@@ -129,7 +152,8 @@ pub unsafe extern "C" fn fstat(fd: c_int, st: *mut libc::stat) -> c_int {
     if let Some(r) = disk_io(fd, |fd| fstat_disk(fd, st)) {
         return r;
     }
-    real!(fstat: fn(c_int, *mut libc::stat) -> c_int)(fd, st)
+    let r = real!(fstat: fn(c_int, *mut libc::stat) -> c_int)(fd, st);
+    real_times(r, st, Looked::Fd(fd))
 }
 
 #[no_mangle]
@@ -147,9 +171,10 @@ pub unsafe extern "C" fn fstatat(
     if let Some(r) = disk_path(|| try_stat(dirfd, path, st, flags)) {
         return r;
     }
-    real!(fstatat: fn(c_int, *const c_char, *mut libc::stat, c_int) -> c_int)(
+    let r = real!(fstatat: fn(c_int, *const c_char, *mut libc::stat, c_int) -> c_int)(
         dirfd, path, st, flags,
-    )
+    );
+    real_times(r, st, looked(dirfd, path, flags))
 }
 
 #[no_mangle]
@@ -227,9 +252,13 @@ pub unsafe extern "C" fn statx(
     if let Some(r) = served {
         return r;
     }
-    real!(statx: fn(c_int, *const c_char, c_int, c_uint, *mut libc::statx) -> c_int)(
+    let r = real!(statx: fn(c_int, *const c_char, c_int, c_uint, *mut libc::statx) -> c_int)(
         dirfd, path, flags, mask, stx,
-    )
+    );
+    if r == 0 {
+        crate::filetimes::settle_statx(stx, looked(dirfd, path, flags));
+    }
+    r
 }
 
 unsafe fn fill_statx(stx: *mut libc::statx, st: &libc::stat) {

@@ -67,6 +67,7 @@ mod exec;
 mod execfds;
 mod fdtable;
 mod files;
+mod filetimes;
 mod fortify;
 mod groups;
 mod inetaddr;

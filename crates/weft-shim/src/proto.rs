@@ -74,7 +74,8 @@ pub const SPIN_ITERS: u32 = 1000;
 /// First contact from a fresh process or a freshly exec'd image: `args[0]` = real pid.
 /// Answer: `args[0]` = random seed, `args[1]` = the process's virtual pid (what `getpid`
 /// answers: the same in every run), `args[2]` = its parent's (what `getppid` answers),
-/// `args[3]` = its node (what `uname` names it after).
+/// `args[3]` = its node (what `uname` names it after), `args[4]` = the machine's real time
+/// the run began, in ns (older real file times are from before the run).
 pub const OP_HELLO: u32 = 1;
 /// Sleep until the absolute virtual time `args[0]` (ns).
 pub const OP_SLEEP: u32 = 2;

@@ -204,7 +204,8 @@ fn init() {
 }
 
 /// Says hello on `slot` (the first request of a process or exec'd image) and keeps what the
-/// host answers: the random seed, the virtual pid, the parent's and the node.
+/// host answers: the random seed, the virtual pid, the parent's, the node and the real time
+/// the run began.
 unsafe fn hello(slot: *mut Slot) {
     let s = &mut *slot;
     s.args[0] = sys::raw(libc::SYS_getpid, [0; 6]);
@@ -213,6 +214,7 @@ unsafe fn hello(slot: *mut Slot) {
     VPID.store(s.args[1], Ordering::Relaxed);
     PPID.store(s.args[2], Ordering::Relaxed);
     crate::machine::NODE.store(s.args[3] as u64, Ordering::Relaxed);
+    crate::filetimes::RUN_START_NS.store(s.args[4], Ordering::Relaxed);
 }
 
 /// In a child just forked by the shim: the forking thread becomes the child's main thread on

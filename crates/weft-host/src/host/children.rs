@@ -16,7 +16,7 @@ const CHILD_PID_BASE: u32 = 20_000;
 
 impl World<'_> {
     /// Answers a process's (or a new image's) hello in thread `t`'s slot: its random seed, its
-    /// virtual pid and its parent's.
+    /// virtual pid and its parent's, its node, and the real time the run began.
     pub(super) fn answer_hello(&mut self, t: usize) {
         let p = self.threads[t].proc;
         let drawn = self.decisions.at(Site::seed(p as u32)).choose(u64::MAX);
@@ -29,6 +29,7 @@ impl World<'_> {
             (*s).args[1] = self.procs[p].vpid as i64;
             (*s).args[2] = ppid as i64;
             (*s).args[3] = self.procs[p].node as i64;
+            (*s).args[4] = self.started;
             (*s).ret = 0;
         }
         self.threads[t].wait = Wait::Ready;

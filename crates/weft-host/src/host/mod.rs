@@ -245,6 +245,8 @@ pub(crate) struct World<'a> {
     hosts: Option<std::ffi::CString>,
     /// Descriptors being passed between processes (`passing`).
     passing: passing::Passing,
+    /// The real time the run began ([`real_now_ns`]), which every process's hello gets.
+    started: i64,
 }
 
 /// Whether the namespaces map every id: asked for (the default) and weft runs as root; else a
@@ -272,6 +274,7 @@ pub(crate) fn run(
     scenario: &Scenario,
     decisions: &mut Decisions,
     obs: &mut dyn Observer,
+    started: i64,
 ) -> io::Result<RunOutput> {
     let mut notes = Vec::new();
     if let Some(reason) = cfg.unsupported_reason().or_else(|| disk::unmodelled(cfg, scenario)) {
@@ -363,6 +366,7 @@ pub(crate) fn run(
         all_users,
         hosts: netns.then(|| crate::hostsfile::prepare(cfg.nodes)).flatten(),
         passing: Default::default(),
+        started,
     };
     let result = world.run_loop();
     world.kill_all();
@@ -373,6 +377,18 @@ pub(crate) fn run(
     let faults = world.counts.total();
     let report = report(outcome, world.hasher.value(), world.hasher.events(), faults, world.now);
     Ok(RunOutput { report, lines: world.lines, notes: world.notes })
+}
+
+/// The kernel's file-time clock (`CLOCK_REALTIME_COARSE`, which stamps file changes; a finer
+/// stamp is never earlier), in ns since the epoch: read once as a run starts, before its
+/// directories are made, so a process can tell a real file's times from that run (at or
+/// after it) from older ones and from the virtual times weft sets (see the shim's
+/// `filetimes`). It never reaches the run as a time.
+pub(crate) fn real_now_ns() -> i64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: a clock read into a local.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut ts) };
+    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
 }
 
 fn report(outcome: Outcome, hash: u64, events: u64, faults: u64, end: SimTime) -> RunReport {
