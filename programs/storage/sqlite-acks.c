@@ -10,11 +10,12 @@
  * the row's number. An error opening or reading the database (corruption after a crash)
  * prints a line with CORRUPT (use --forbid CORRUPT).
  *
- *   sqlite-acks DB [--journal delete|wal] [--sync off|normal|full|extra] [--rows N]
+ *   sqlite-acks DB [--journal delete|wal|wal-shared] [--sync off|normal|full|extra] [--rows N]
  *                  [--interval-ms MS]
  *
- * WAL runs with `locking_mode=EXCLUSIVE`, so SQLite keeps the WAL index in heap memory instead
- * of a shared mapping of DB-shm (weft refuses mmap of a data-directory file by name).
+ * `wal` runs with `locking_mode=EXCLUSIVE`, so SQLite keeps the WAL index in heap memory;
+ * `wal-shared` is SQLite's default WAL setup, the index in a shared writable mapping of DB-shm
+ * (which weft serves since 2026-12-04; before, it refused the mapping by name).
  *
  * Build: cc -O1 -o programs/storage/sqlite-acks programs/storage/sqlite-acks.c -lsqlite3
  */
@@ -79,7 +80,7 @@ static void sleep_ms(long ms) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: sqlite-acks DB [--journal delete|wal] [--sync MODE] [--rows N] "
+        fprintf(stderr, "usage: sqlite-acks DB [--journal delete|wal|wal-shared] [--sync MODE] [--rows N] "
                         "[--interval-ms MS]\n");
         return 2;
     }
@@ -109,6 +110,8 @@ int main(int argc, char **argv) {
     if (!strcmp(journal, "wal")) {
         exec(db, "PRAGMA locking_mode=EXCLUSIVE");
         exec(db, "PRAGMA journal_mode=WAL");
+    } else if (!strcmp(journal, "wal-shared")) {
+        exec(db, "PRAGMA journal_mode=WAL"); /* the WAL index in a shared mapping of -shm */
     } else {
         snprintf(sql, sizeof sql, "PRAGMA journal_mode=%s", journal);
         exec(db, sql);

@@ -134,3 +134,11 @@ fn postgres_initdb_and_pgbench_run_on_forked_backends() {
         runs_twice_alike("postgres.toml", &lines);
     }
 }
+
+#[test]
+fn lmdb_loads_and_reads_back_an_environment_on_the_simulated_disk() {
+    if installed(&["/usr/bin/mdb_load", "/usr/bin/mdb_stat", "/usr/bin/mdb_dump"]) {
+        let lines = ["n0 |   Entries: 200", "n0 | dumped 200 values", "n0 |  value199"];
+        runs_twice_alike("lmdb.toml", &lines);
+    }
+}

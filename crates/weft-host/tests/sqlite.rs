@@ -106,3 +106,29 @@ fn rollback_journal_full_loses_an_acknowledged_commit_under_posix_only() {
         assert_eq!(out.report.outcome, Outcome::Pass, "durable, seed {s}:\n{}", out.render());
     }
 }
+
+/// SQLite's default WAL setup keeps the WAL index in a shared writable mapping of `-shm`
+/// (weft had refused the mapping, exit 4, so WAL ran only with `locking_mode=EXCLUSIVE`): it
+/// runs on the simulated disk, its stores through the mapping reach the model, and with
+/// `synchronous=FULL` every acknowledged commit survives a crash under `posix`.
+#[test]
+fn wal_with_its_index_in_a_shared_mapping_keeps_every_commit_under_posix() {
+    let Some(bin) = workload() else { return };
+    let flag = Some(("--journal", "delete", "wal-shared"));
+    let (cfg, posix) =
+        common::storage_setup("sqlite.toml", bin, flag, Contract::Posix, "sqlite-wal-shared");
+    let mut crashed = 0;
+    for seed in 0..6 {
+        let mut obs = weft_core::Recorder::default();
+        let out = weft_host::run_once(&cfg, &posix, &mut Decisions::random(seed), &mut obs);
+        let out = out.unwrap();
+        assert_eq!(out.report.outcome, Outcome::Pass, "seed {seed}:\n{}", out.render());
+        let has = |p: &str| {
+            obs.events.iter().any(|e| e.summary.starts_with(p) && e.summary.contains("test.db-shm"))
+        };
+        assert!(has("disk mmap "), "seed {seed}: no shared mapping of -shm");
+        assert!(has("disk store "), "seed {seed}: no store through it reached the model");
+        crashed += obs.events.iter().filter(|e| e.kind == EventKind::Crash).count();
+    }
+    assert!(crashed > 0, "no seed crashed the node");
+}

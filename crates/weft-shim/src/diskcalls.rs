@@ -1,8 +1,9 @@
 //! The other calls on data-directory paths and descriptors: refused by name where the disk
-//! model has no answer (`symlink`, `preadv2`/`pwritev2`, `fstatfs`, `chdir`/`fchdir`,
+//! model has no answer (`symlink`, `preadv2`/`pwritev2`, `chdir`/`fchdir`,
 //! `fallocate` modes other than 0 and `FALLOC_FL_KEEP_SIZE`), or served from it (`truncate`,
 //! `fallocate`/`posix_fallocate` as a growth of the size, `flock` under the record-lock rule,
-//! `readlink`, `sync`/`syncfs`, `sync_file_range` (which promises nothing durable), hard links
+//! `readlink`, `sync`/`syncfs`, `sync_file_range` (which promises nothing durable), the
+//! `statfs`/`statvfs` family (a fixed ext4 file system: free space is not modelled), hard links
 //! (`link`/`linkat`, a second name on the disk model), `rmdir` (as `unlinkat` with
 //! `AT_REMOVEDIR`), and
 //! `fchmod`/`fchown`, which change nothing that is modelled). Mappings are
@@ -132,8 +133,115 @@ refused_on_disk_fd!(preadv2(iov: *const libc::iovec, n: c_int, off: libc::off_t,
     b"preadv2 on a data-directory file is not modelled");
 refused_on_disk_fd!(pwritev2(iov: *const libc::iovec, n: c_int, off: libc::off_t, f: c_int) -> ssize_t,
     b"pwritev2 on a data-directory file is not modelled");
-refused_on_disk_fd!(fstatfs(buf: *mut libc::statfs) -> c_int,
-    b"fstatfs on a data-directory file is not modelled");
+
+/// What `statfs` tells of the simulated disk: an ext4 file system of 64 GiB, half free, with
+/// 4 KiB blocks (free space is not modelled: `disk.enospc` injects its end).
+fn fill_statfs(buf: &mut libc::statfs) {
+    // SAFETY: all-zero is a valid `statfs`.
+    *buf = unsafe { core::mem::zeroed() };
+    buf.f_type = 0xEF53;
+    buf.f_bsize = 4096;
+    buf.f_frsize = 4096;
+    buf.f_blocks = 1 << 24;
+    buf.f_bfree = 1 << 23;
+    buf.f_bavail = 1 << 23;
+    buf.f_files = 1 << 22;
+    buf.f_ffree = 1 << 21;
+    buf.f_namelen = 255;
+}
+
+/// What `statvfs` tells of the simulated disk, the same as [`fill_statfs`].
+fn fill_statvfs(buf: &mut libc::statvfs) {
+    // SAFETY: all-zero is a valid `statfs`.
+    let mut fs: libc::statfs = unsafe { core::mem::zeroed() };
+    fill_statfs(&mut fs);
+    // SAFETY: all-zero is a valid `statvfs`.
+    *buf = unsafe { core::mem::zeroed() };
+    buf.f_bsize = fs.f_bsize as _;
+    buf.f_frsize = fs.f_frsize as _;
+    buf.f_blocks = fs.f_blocks;
+    buf.f_bfree = fs.f_bfree;
+    buf.f_bavail = fs.f_bavail;
+    buf.f_files = fs.f_files;
+    buf.f_ffree = fs.f_ffree;
+    buf.f_favail = fs.f_ffree;
+    buf.f_fsid = 0xd15c;
+    buf.f_namemax = 255;
+    buf.f_flag = libc::ST_RELATIME as _;
+}
+
+/// True when `fd` is a disk descriptor and the simulation answers for it.
+fn on_disk(fd: c_int) -> bool {
+    fdtable::kind(fd) == FdKind::Disk && active()
+}
+
+/// For a path under a data directory: 0 when it exists, else -1 with errno (`None`: a real
+/// path, or the simulation does not answer).
+unsafe fn at_disk(path: *const c_char) -> Option<c_int> {
+    disk_path(|| try_access(libc::AT_FDCWD, path, 0))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fstatfs(fd: c_int, buf: *mut libc::statfs) -> c_int {
+    if on_disk(fd) {
+        fill_statfs(&mut *buf);
+        return 0;
+    }
+    real!(fstatfs: fn(c_int, *mut libc::statfs) -> c_int)(fd, buf)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fstatfs64(fd: c_int, buf: *mut libc::statfs) -> c_int {
+    fstatfs(fd, buf)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn statfs(path: *const c_char, buf: *mut libc::statfs) -> c_int {
+    match at_disk(path) {
+        Some(0) => {
+            fill_statfs(&mut *buf);
+            0
+        }
+        Some(r) => r,
+        None => real!(statfs: fn(*const c_char, *mut libc::statfs) -> c_int)(path, buf),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn statfs64(path: *const c_char, buf: *mut libc::statfs) -> c_int {
+    statfs(path, buf)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fstatvfs(fd: c_int, buf: *mut libc::statvfs) -> c_int {
+    if on_disk(fd) {
+        fill_statvfs(&mut *buf);
+        return 0;
+    }
+    real!(fstatvfs: fn(c_int, *mut libc::statvfs) -> c_int)(fd, buf)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fstatvfs64(fd: c_int, buf: *mut libc::statvfs) -> c_int {
+    fstatvfs(fd, buf)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn statvfs(path: *const c_char, buf: *mut libc::statvfs) -> c_int {
+    match at_disk(path) {
+        Some(0) => {
+            fill_statvfs(&mut *buf);
+            0
+        }
+        Some(r) => r,
+        None => real!(statvfs: fn(*const c_char, *mut libc::statvfs) -> c_int)(path, buf),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn statvfs64(path: *const c_char, buf: *mut libc::statvfs) -> c_int {
+    statvfs(path, buf)
+}
 
 #[no_mangle]
 pub unsafe extern "C" fn fchdir(fd: c_int) -> c_int {

@@ -1,27 +1,26 @@
 //! Mappings of data-directory files. The disk model has no pages a process could share, so
-//! `mmap` of a simulated file is served as an anonymous mapping holding a copy of the file's
-//! bytes, read through the disk hooks when the mapping is made (a page-in on which the host
-//! draws `disk.corrupt_read` like any read, but no latent sector error: that would be a
-//! `SIGBUS` at access, which is not modelled). The copy is exact for what each kind of
-//! mapping promises:
+//! `mmap` of a simulated file is served two ways:
 //!
-//! - `MAP_PRIVATE` (any protection): Linux leaves unspecified whether later changes of the
-//!   file show through, so a private copy is one of the allowed behaviours.
-//! - `MAP_SHARED` read-only: the copy is right only while the file does not change, so the
-//!   host is told (`DISK_MAP`) and ends the run as unsupported, naming the call, at any later
-//!   write or truncate of the file while the mapping lives; `munmap` of all of it ends it
-//!   (`DISK_UNMAP`). `mprotect` adding `PROT_WRITE` to it fails with `EACCES` when the
-//!   descriptor was read-only, as on Linux, and is refused by name otherwise.
-//! - `MAP_SHARED` writable: refused by name (it would need dirty pages the disk sees);
-//!   `EACCES` when the descriptor was opened read-only, as on Linux.
+//! - `MAP_PRIVATE` (any protection): an anonymous mapping holding a copy of the file's bytes,
+//!   read through the disk hooks when the mapping is made (a page-in on which the host draws
+//!   `disk.corrupt_read` like any read, but no latent sector error: that would be a `SIGBUS`
+//!   at access, which is not modelled). Linux leaves unspecified whether later changes of the
+//!   file show through, so a private copy is one of the allowed behaviours. Bytes past the end
+//!   of the file read as zeros (beyond the file's last page Linux raises `SIGBUS`, which is
+//!   not modelled for copies).
+//! - `MAP_SHARED` (any protection): a mapping of the real backing file the host keeps alike
+//!   with the model while the file is mapped on the node (`DISK_MAP` answers its path; see
+//!   the host's `diskmap`), so stores, `write`s and truncations are seen by every mapping as
+//!   in one page cache, and the host takes the stores into the model before it next serves
+//!   the file, at `msync` (`DISK_MSYNC`) and when the mapping ends. The backing file is opened
+//!   read-only when the descriptor was, so a writable mapping or `mprotect(PROT_WRITE)` of it
+//!   fails with `EACCES` as on Linux; past the end of the file is `SIGBUS`, as on Linux.
 //!
-//! Bytes past the end of the file read as zeros, on the whole mapping: within the file's last
-//! page that is Linux's behaviour; beyond it Linux raises `SIGBUS` on access, which is not
-//! modelled (the access reads zeros). `mremap` of a mapped copy, and `madvise` advice that
-//! would drop or zero its pages (`MADV_DONTNEED`, `MADV_FREE`, `MADV_REMOVE`, …), are
-//! refused by name: on an anonymous copy they would not re-read the file.
+//! `mremap` of a mapped data file, and `madvise` advice that would drop or zero pages of a
+//! private copy (`MADV_DONTNEED`, `MADV_FREE`, `MADV_REMOVE`, …), are refused by name: a copy
+//! would not re-read the file.
 //!
-//! The process's mapped copies are kept in a fixed table (no allocation); a `fork`ed child
+//! The process's mapped files are kept in a fixed table (no allocation); a `fork`ed child
 //! inherits it with the memory, and the host copies the parent's shared mappings for it.
 
 use crate::datadir::{read_as, request};
@@ -40,15 +39,12 @@ struct Map {
     start: usize,
     end: usize,
     token: i64,
-    /// The descriptor it was made from was read-only (`mprotect(PROT_WRITE)`: `EACCES`).
-    read_only: bool,
 }
 
 struct Maps(UnsafeCell<[Map; MAX_MAPS]>);
 // SAFETY: only the thread holding the baton runs hooks, and it holds the reentrancy guard.
 unsafe impl Sync for Maps {}
-static MAPS: Maps =
-    Maps(UnsafeCell::new([Map { start: 0, end: 0, token: 0, read_only: true }; MAX_MAPS]));
+static MAPS: Maps = Maps(UnsafeCell::new([Map { start: 0, end: 0, token: 0 }; MAX_MAPS]));
 /// How many entries of `MAPS` are in use (0: `munmap` and friends pass straight through).
 static COUNT: AtomicU32 = AtomicU32::new(0);
 
@@ -178,20 +174,55 @@ fn map_disk(
     {
         return failed(libc::EACCES);
     }
-    if shared && prot & libc::PROT_WRITE != 0 {
-        refuse(b"mmap(MAP_SHARED, PROT_WRITE) of a data-directory file: shared writable mappings of simulated files are not modelled");
+    let read_only = mode == libc::O_RDONLY;
+    if shared {
+        return map_shared(addr, len, prot, flags & KEPT, fd, off, read_only);
     }
     let p = copy(addr, len, prot, flags & KEPT, fd, off, st.st_size);
-    if p == libc::MAP_FAILED {
-        return p;
+    if p != libc::MAP_FAILED {
+        record(Map { start: p as usize, end: 0, token: 0 }, len);
     }
-    record(
-        Map { start: p as usize, end: 0, token: 0, read_only: mode == libc::O_RDONLY },
-        len,
-        shared,
-        fd,
-        off,
-    );
+    p
+}
+
+/// A shared mapping of `fd`'s file: the host's backing file mapped `MAP_SHARED`.
+fn map_shared(
+    addr: *mut c_void,
+    len: usize,
+    prot: c_int,
+    kept: c_int,
+    fd: c_int,
+    off: i64,
+    read_only: bool,
+) -> *mut c_void {
+    let token = request(DISK_MAP, [fd as i64, off, len as i64, 0]);
+    if token <= 0 {
+        refuse(b"mmap(MAP_SHARED) of a data-directory file: the host did not record it");
+    }
+    let access = if read_only { libc::O_RDONLY } else { libc::O_RDWR };
+    let path = slot().data.as_ptr() as i64;
+    let flags = (access | libc::O_CLOEXEC) as i64;
+    // SAFETY: a raw open of the NUL-terminated path the host wrote into the slot.
+    let backing =
+        unsafe { sys::raw_ret(libc::SYS_openat, [libc::AT_FDCWD as i64, path, flags, 0, 0, 0]) };
+    if backing < 0 {
+        request(DISK_UNMAP, [token, 0, 0, 0]);
+        return failed(-backing as c_int);
+    }
+    let bfd = backing as c_int;
+    let p = as_address(vmspace::map(addr as usize, len, prot, kept | libc::MAP_SHARED, bfd, off));
+    if p != libc::MAP_FAILED {
+        crate::sharedkeys::mapped(p as usize, round_up(len), libc::MAP_SHARED, bfd, off);
+    }
+    // SAFETY: closing the descriptor opened above; the mapping keeps the file.
+    unsafe { sys::raw(libc::SYS_close, [backing, 0, 0, 0, 0, 0]) };
+    if p == libc::MAP_FAILED {
+        // SAFETY: errno is this thread's.
+        let e = unsafe { *libc::__errno_location() };
+        request(DISK_UNMAP, [token, 0, 0, 0]);
+        return failed(e);
+    }
+    record(Map { start: p as usize, end: 0, token }, len);
     p
 }
 
@@ -232,20 +263,11 @@ fn copy(
     p
 }
 
-/// Remembers the copy `m` (made at `m.start`, `len` bytes; a shared one on the host too).
-fn record(m: Map, len: usize, shared: bool, fd: c_int, off: i64) {
+/// Remembers the mapped file `m` (made at `m.start`, `len` bytes).
+fn record(m: Map, len: usize) {
     let (start, end) = (m.start, m.start + round_up(len));
     forget(start, end);
-    let token = if shared {
-        let t = request(DISK_MAP, [fd as i64, off, len as i64, 0]);
-        if t <= 0 {
-            refuse(b"mmap(MAP_SHARED) of a data-directory file: the host did not record it");
-        }
-        t
-    } else {
-        0
-    };
-    if !push(Map { end, token, ..m }) {
+    if !push(Map { end, ..m }) {
         refuse(b"mmap of a data-directory file: more than 4096 mapped copies in one process");
     }
 }
@@ -309,24 +331,6 @@ pub unsafe extern "C" fn munmap(addr: *mut c_void, len: size_t) -> c_int {
     r
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn mprotect(addr: *mut c_void, len: size_t, prot: c_int) -> c_int {
-    if prot & libc::PROT_WRITE != 0 && COUNT.load(Ordering::Relaxed) > 0 {
-        if let Some(_g) = Guard::enter() {
-            let (start, end) = (addr as usize, (addr as usize).saturating_add(len));
-            // Linux: a shared mapping of a read-only descriptor cannot become writable.
-            if active() && overlaps(start, end, |m| m.token > 0 && m.read_only) {
-                set_errno(libc::EACCES);
-                return -1;
-            }
-            if active() && overlaps(start, end, |m| m.token > 0) {
-                refuse(b"mprotect(PROT_WRITE) of a shared mapping of a writable data-directory file is not modelled");
-            }
-        }
-    }
-    real!(mprotect: fn(*mut c_void, size_t, c_int) -> c_int)(addr, len, prot)
-}
-
 /// `mremap` (its optional fifth argument, the new address, read as a fixed one).
 #[no_mangle]
 pub unsafe extern "C" fn mremap(
@@ -380,10 +384,34 @@ pub unsafe extern "C" fn madvise(addr: *mut c_void, len: size_t, advice: c_int) 
     if !keeps_contents(advice) && COUNT.load(Ordering::Relaxed) > 0 {
         if let Some(_g) = Guard::enter() {
             let start = addr as usize;
-            if active() && overlaps(start, start.saturating_add(len), |_| true) {
-                refuse(b"madvise that drops or zeroes pages of a mapped data-directory file is not modelled");
+            if active() && overlaps(start, start.saturating_add(len), |m| m.token == 0) {
+                refuse(b"madvise that drops or zeroes pages of a private mapping of a data-directory file is not modelled");
             }
         }
     }
     real!(madvise: fn(*mut c_void, size_t, c_int) -> c_int)(addr, len, advice)
+}
+
+/// `msync`: the stores of shared mappings of data files in the range reach the model (with
+/// `MS_SYNC`, durably), once per mapping.
+#[no_mangle]
+pub unsafe extern "C" fn msync(addr: *mut c_void, len: size_t, flags: c_int) -> c_int {
+    let r = real!(msync: fn(*mut c_void, size_t, c_int) -> c_int)(addr, len, flags);
+    if r != 0 || COUNT.load(Ordering::Relaxed) == 0 {
+        return r;
+    }
+    let Some(_g) = Guard::enter() else { return r };
+    if !active() {
+        return r;
+    }
+    let (start, end) = (addr as usize, (addr as usize).saturating_add(len));
+    let sync = (flags & libc::MS_SYNC != 0) as i64;
+    let hit = |m: &Map| m.token > 0 && m.start < end && start < m.end;
+    let all = maps();
+    for (k, m) in all.iter().enumerate() {
+        if hit(m) && !all[..k].iter().any(|o| hit(o) && o.token == m.token) {
+            request(DISK_MSYNC, [m.token, sync, 0, 0]);
+        }
+    }
+    r
 }

@@ -313,14 +313,17 @@ pub const DISK_LOCK: i64 = 13;
 pub const DISK_GETFL: i64 = 14;
 /// `sync`/`syncfs`: every file and directory of the node's disk becomes durable.
 pub const DISK_SYNC: i64 = 15;
-/// A shared read-only mapping of fd `args[1]`'s file (`args[2]` = offset, `args[3]` =
-/// length) begins: while it lives, a write or truncate of the file ends the run as
-/// unsupported (the mapping is a copy). Answer a token (> 0) naming it.
+/// A shared mapping of fd `args[1]`'s file (`args[2]` = offset, `args[3]` = length) begins.
+/// Answer a token (> 0) naming it, and in `data` the NUL-terminated path of the real backing
+/// file the host keeps alike with the model, which the shim maps instead.
 pub const DISK_MAP: i64 = 16;
 /// The mapping named by token `args[1]` ended (`munmap`).
 pub const DISK_UNMAP: i64 = 17;
 /// `linkat`: `args[1]`/`args[2]` = the two dirfds, `args[3]` = flags; `data` = both paths.
 pub const DISK_LINK: i64 = 18;
+/// `msync` of the mapping with token `args[1]`: its stores reach the model, and with
+/// `args[2]` = 1 (`MS_SYNC`) the file becomes durable. Answer 0.
+pub const DISK_MSYNC: i64 = 19;
 
 /// The environment variable naming a node's data directories (absolute, `:`-separated).
 pub const ENV_DATA_DIRS: &[u8] = b"WEFT_DATA_DIRS\0";

@@ -46,7 +46,7 @@ impl World<'_> {
         // As exec does: handlers back to default (ignored stays ignored), mask kept.
         self.procs[c.p].sig.exec();
         // The new image has none of the old one's mappings.
-        self.disks.maps.drop_table(self.procs[c.p].table);
+        self.unmap_table(self.procs[c.p].table);
         let vpid = self.procs[c.p].vpid;
         self.event(c.node, EventKind::Note, None, None, vpid as u64, || format!("{vpid} exec"));
         self.answer_hello(c.t);

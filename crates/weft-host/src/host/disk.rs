@@ -8,7 +8,8 @@
 //!
 //! Every run starts from empty data directories: the disks live in the host's memory only.
 //! The namespace calls (`stat`, `rename`, `link`, `unlink`, `mkdir`, `access`, listings) are
-//! [`super::disknames`]'s; shared read-only mappings are tracked in [`super::diskmap`].
+//! [`super::disknames`]'s; shared mappings live in backing files kept alike with the model by
+//! [`super::diskmap`].
 //! What the model cannot serve (symbolic links, `O_DIRECT`, `O_TMPFILE`, record
 //! locks between processes, paths leaving the data directory) ends the run as unsupported,
 //! naming the call.
@@ -142,6 +143,7 @@ impl World<'_> {
             DISK_SYNC => self.disk_sync(c),
             DISK_MAP => self.disk_map(c, slot),
             DISK_UNMAP => self.disk_unmap(c, slot),
+            DISK_MSYNC => self.disk_msync(c, slot),
             DISK_LINK => self.disk_link(c, slot),
             k => self.disk_unsupported(c, &format!("unknown disk call {k} (shim/host mismatch)")),
         }
@@ -250,10 +252,9 @@ impl World<'_> {
             Found::File(_) if flags & libc::O_DIRECTORY != 0 => return err(libc::ENOTDIR),
             Found::File(i) => {
                 if flags & libc::O_TRUNC != 0 && self.nd(node).disk.inode_size(i) > 0 {
-                    if let Some(r) = self.unmapped_or_refuse(c, i, "open(O_TRUNC)") {
-                        return r;
-                    }
+                    self.absorb(node, i);
                     self.nd_mut(node).disk.truncate_inode(i, 0);
+                    self.mirror_size(node, i);
                     let s = format!("disk open {path} O_TRUNC");
                     self.disk_event(node, "trunc", &path, &[0], s);
                 }
@@ -315,6 +316,7 @@ impl World<'_> {
         if !page_in && self.disk_fault(c.node, self.scenario.disk.latent_error) {
             return self.injected(c.node, fd, "EIO (latent sector error) on read", libc::EIO);
         }
+        self.absorb(c.node, i);
         let bytes = self.nd(c.node).disk.read_inode(i, at as usize, len);
         let n = bytes.len();
         slot.data[..n].copy_from_slice(bytes);
@@ -347,9 +349,7 @@ impl World<'_> {
             return Reply::Ret(len as i64);
         }
         let node = c.node;
-        if let Some(r) = self.unmapped_or_refuse(c, i, "write") {
-            return r;
-        }
+        self.absorb(node, i);
         if let Some(reply) = self.write_fault(node, fd) {
             return reply;
         }
@@ -372,6 +372,7 @@ impl World<'_> {
         if synced {
             disk.fsync_inode(i);
         }
+        self.mirror_write(node, i, at as usize + shift, &bytes);
         if off < 0 {
             self.fds.file_mut(node, fd).expect("open").offset = at + bytes.len() as u64;
         }
@@ -421,6 +422,7 @@ impl World<'_> {
         let (target, path) = (f.target.clone(), f.path.clone());
         let name = if data_only { "fdatasync" } else { "fsync" };
         if let Target::File(i) = target {
+            self.absorb(c.node, i);
             if let Some(reply) = self.fsync_fault(c.node, fd, i, &path) {
                 return reply;
             }
@@ -445,10 +447,9 @@ impl World<'_> {
         if len < 0 || flags & libc::O_ACCMODE == libc::O_RDONLY {
             return err(libc::EINVAL);
         }
-        if let Some(r) = self.unmapped_or_refuse(c, i, "ftruncate") {
-            return r;
-        }
+        self.absorb(c.node, i);
         self.nd_mut(c.node).disk.truncate_inode(i, len as usize);
+        self.mirror_size(c.node, i);
         let path = self.fds.file(c.node, fd).expect("open").path.clone();
         self.disk_event(c.node, "truncate", &path, &[len], format!("disk ftruncate {path} {len}"));
         Reply::Ret(0)
@@ -482,6 +483,7 @@ impl World<'_> {
     }
 
     fn disk_sync(&mut self, c: Caller) -> Reply {
+        self.absorb_node(c.node);
         self.nd_mut(c.node).disk.sync_all();
         let dir = self.nd(c.node).dirs[0].clone();
         self.disk_event(c.node, "sync", &dir, &[], "disk sync".into());
@@ -526,7 +528,7 @@ impl World<'_> {
     /// Whether fault `p` fires at this call of node `node`: in the fault phase, within the
     /// budget, one decision at the node's disk-fault site (apart from its crash-state
     /// decisions).
-    fn disk_fault(&mut self, node: u32, p: weft_core::Ratio) -> bool {
+    pub(super) fn disk_fault(&mut self, node: u32, p: weft_core::Ratio) -> bool {
         let s = self.scenario;
         if p.is_zero()
             || self.healed
@@ -542,7 +544,7 @@ impl World<'_> {
 
     /// A trace note for an injected fault on `fd`'s file; the reply fails with `errno` (0:
     /// the call goes on, e.g. a corrupted read).
-    fn injected(&mut self, node: u32, fd: i32, what: &str, errno: i32) -> Reply {
+    pub(super) fn injected(&mut self, node: u32, fd: i32, what: &str, errno: i32) -> Reply {
         let path = self.fds.file(node, fd).map(|f| f.path.clone()).unwrap_or_default();
         let text = format!("disk fault (injected): {what}: {path}");
         // Hashed with the path relative to the data directories, as every disk event.

@@ -1,13 +1,25 @@
-//! Shared read-only mappings of simulated files. The shim serves `mmap(MAP_SHARED,
-//! PROT_READ)` of a data-directory file as a copy of its bytes (`crates/weft-shim/src/
-//! diskmmap.rs`); a copy stays what Linux would show only while the file does not change. So
-//! the host keeps every live shared mapping per process (by the file's inode, which survives
-//! renames and unlinks), and a write or truncate of a mapped file — by any process of the node,
-//! through any descriptor — ends the run as unsupported, naming the call and the file, instead
-//! of letting the mapping silently go stale. A mapping ends with its `munmap`, its process's
-//! exit or `exec`, or its node's crash; a `fork`ed child inherits its parent's.
+//! Shared mappings of simulated files (`mmap(MAP_SHARED)` of a data-directory file, any
+//! protection). The disk model has no pages a process could share, so while a file is mapped
+//! shared on a node its bytes also live in a real backing file the host keeps (in a folder of
+//! its own under the temporary directory), and every shared mapping of it on the node maps
+//! that file: stores through one mapping are seen by the node's other mappings at once, as
+//! in one page cache, and a mapping sees `write`s and truncations as they happen.
+//!
+//! The model and the backing file are kept alike: every change the model makes to a mapped
+//! file is made to the backing file too ([`World::mirror_write`], [`World::mirror_size`]), and
+//! before the model next serves the file (a read, write, truncate, `fsync`, `msync`, `sync`)
+//! the stores made through mappings since are taken in ([`World::absorb`]): each page that
+//! differs becomes a write to the model's page cache, named in the trace, so a crash may lose
+//! it as the scenario's contract allows, and `fsync` or `msync(MS_SYNC)` makes it durable. A
+//! mapping ends with its `munmap`, its process's exit or `exec` (the page cache keeps its
+//! stores: they are taken in then), or its node's crash (taken in first, then the crash
+//! draws what survives); the backing file goes with the file's last mapping on the node. A
+//! `fork`ed child inherits its parent's mappings.
 
 use super::*;
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+use weft_core::{stable_hash, Site, SiteKind};
 
 /// One live shared mapping.
 #[derive(Clone)]
@@ -17,12 +29,37 @@ struct Mapping {
     path: String,
 }
 
-/// Every live shared mapping, by (process table, token).
+/// The real file holding a mapped simulated file's bytes.
+struct Backing {
+    file: std::fs::File,
+    path: PathBuf,
+    /// The simulated file's path when it was first mapped (for the trace).
+    name: String,
+    /// A byte the page-in corrupted (`disk.corrupt_read`), with its true value: it is in the
+    /// page cache, not a store, until a write of the model replaces it.
+    corrupted: Option<(usize, u8)>,
+}
+
+/// Every live shared mapping, by (process table, token), and the backing files.
 #[derive(Default)]
 pub(super) struct Mappings {
     live: BTreeMap<(u32, i64), Mapping>,
     next: i64,
+    backing: BTreeMap<(u32, usize), Backing>,
+    /// The folder of the backing files, made at the first shared mapping of the run.
+    dir: Option<PathBuf>,
 }
+
+impl Drop for Mappings {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// Runs of the host share a process: each run's folder has a number of its own.
+static FOLDERS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl Mappings {
     /// A fork: table `child` maps what `parent` maps, under the same tokens (the child's
@@ -38,29 +75,62 @@ impl Mappings {
         }
     }
 
-    /// The process with table `table` exited or replaced its image.
-    pub(super) fn drop_table(&mut self, table: u32) {
-        self.live.retain(|k, _| k.0 != table);
+    /// True while some process of `node` maps `inode`.
+    fn mapped(&self, node: u32, inode: usize) -> bool {
+        self.live.values().any(|m| m.node == node && m.inode == inode)
     }
 
-    /// Node `node` crashed: its processes are gone.
-    pub(super) fn drop_node(&mut self, node: u32) {
-        self.live.retain(|_, m| m.node != node);
+    /// The backing files of `node`'s mapped files that no mapping uses any more.
+    fn unused(&self) -> Vec<(u32, usize)> {
+        self.backing.keys().copied().filter(|&(n, i)| !self.mapped(n, i)).collect()
     }
 
-    /// The path of a live mapping of inode `inode` on `node`, if any.
-    fn of(&self, node: u32, inode: usize) -> Option<&str> {
-        self.live.values().find(|m| m.node == node && m.inode == inode).map(|m| m.path.as_str())
+    /// A new backing file holding `bytes`, opened read-write.
+    fn make(
+        &mut self,
+        node: u32,
+        inode: usize,
+        bytes: &[u8],
+        name: &str,
+    ) -> io::Result<&mut Backing> {
+        if self.dir.is_none() {
+            let k = FOLDERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let dir = std::env::temp_dir().join(format!("weft-maps-{}-{k}", std::process::id()));
+            std::fs::create_dir_all(&dir)?;
+            self.dir = Some(dir);
+        }
+        let path = self.dir.as_ref().expect("made above").join(format!("n{node}-i{inode}"));
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)?;
+        file.write_all_at(bytes, 0)?;
+        let b = Backing { file, path, name: name.to_string(), corrupted: None };
+        Ok(self.backing.entry((node, inode)).or_insert(b))
     }
 }
 
 impl World<'_> {
-    /// `DISK_MAP`: a shared read-only mapping of fd `args[1]`'s file begins; answers its token.
+    /// `DISK_MAP`: a shared mapping of fd `args[1]`'s file begins (`args[2]` offset, `args[3]`
+    /// length); answers its token, and in `data` the backing file's path to map.
     pub(super) fn disk_map(&mut self, c: Caller, slot: &mut Slot) -> Reply {
         let fd = slot.args[1] as i32;
         let Some((inode, path)) = self.disk_inode(c.node, fd) else {
             return Reply::Ret(-(libc::EBADF as i64));
         };
+        let backing = match self.backing_of(c.node, inode, fd, &path) {
+            Ok(b) => b,
+            Err(e) => {
+                let what = format!("mmap(MAP_SHARED) of `{path}`: no backing file: {e}");
+                return self.disk_unsupported(c, &what);
+            }
+        };
+        let bytes = backing.as_os_str().as_encoded_bytes();
+        slot.data[..bytes.len()].copy_from_slice(bytes);
+        slot.data[bytes.len()] = 0;
+        slot.len = bytes.len() as u32 + 1;
         let (off, len) = (slot.args[2], slot.args[3]);
         let maps = &mut self.disks.maps;
         maps.next += 1;
@@ -72,6 +142,27 @@ impl World<'_> {
         Reply::Ret(token)
     }
 
+    /// The path of `inode`'s backing file on `node`, made from the model's bytes if none:
+    /// the file's page-in, on which `disk.corrupt_read` may flip a byte (named against `fd`).
+    fn backing_of(&mut self, node: u32, inode: usize, fd: i32, name: &str) -> io::Result<PathBuf> {
+        if let Some(b) = self.disks.maps.backing.get(&(node, inode)) {
+            return Ok(b.path.clone());
+        }
+        let disk = &self.nd(node).disk;
+        let mut bytes = disk.read_inode(inode, 0, disk.inode_size(inode)).to_vec();
+        let mut corrupted = None;
+        if !bytes.is_empty() && self.disk_fault(node, self.scenario.disk.corrupt_read) {
+            let site = Site::new(SiteKind::Disk, node, 1);
+            let k = self.decisions.at(site).choose(bytes.len() as u64) as usize;
+            corrupted = Some((k, bytes[k]));
+            bytes[k] ^= 0x40;
+            let _ = self.injected(node, fd, &format!("byte {k} of a read corrupted"), 0);
+        }
+        let b = self.disks.maps.make(node, inode, &bytes, name)?;
+        b.corrupted = corrupted;
+        Ok(b.path.clone())
+    }
+
     /// `DISK_UNMAP`: the mapping with token `args[1]` ended.
     pub(super) fn disk_unmap(&mut self, c: Caller, slot: &mut Slot) -> Reply {
         let table = self.procs[c.p].table;
@@ -79,25 +170,135 @@ impl World<'_> {
             Some(m) => {
                 let s = format!("disk munmap {}", m.path);
                 self.disk_event(c.node, "munmap", &m.path, &[], s);
+                self.release_unused();
                 Reply::Ret(0)
             }
             None => Reply::Ret(-(libc::EINVAL as i64)),
         }
     }
 
-    /// Before `call` changes inode `inode` of `c`'s node: ends the run when a process maps the
-    /// file shared.
-    pub(super) fn unmapped_or_refuse(
-        &mut self,
-        c: Caller,
-        inode: usize,
-        call: &str,
-    ) -> Option<Reply> {
-        let path = self.disks.maps.of(c.node, inode)?.to_string();
-        let what = format!(
-            "{call} of `{path}` while a process of the node maps it MAP_SHARED: the mapping is a \
-             copy of the file's bytes, and changes of a mapped file are not modelled"
-        );
-        Some(self.disk_unsupported(c, &what))
+    /// `DISK_MSYNC`: `msync` of the mapping with token `args[1]` (`args[2]`: `MS_SYNC` asked):
+    /// its stores are taken in, and with `MS_SYNC` the file is made durable.
+    pub(super) fn disk_msync(&mut self, c: Caller, slot: &mut Slot) -> Reply {
+        let table = self.procs[c.p].table;
+        let Some(m) = self.disks.maps.live.get(&(table, slot.args[1])).cloned() else {
+            return Reply::Ret(-(libc::ENOMEM as i64));
+        };
+        self.absorb(c.node, m.inode);
+        if slot.args[2] == 1 {
+            self.nd_mut(c.node).disk.fsync_inode(m.inode);
+            self.disk_event(c.node, "msync", &m.path, &[], format!("disk msync {}", m.path));
+        }
+        Reply::Ret(0)
+    }
+
+    /// The process with table `table` exited or replaced its image: its mappings end.
+    pub(super) fn unmap_table(&mut self, table: u32) {
+        self.disks.maps.live.retain(|k, _| k.0 != table);
+        self.release_unused();
+    }
+
+    /// Node `node` crashed: its processes and their mappings are gone; what they stored is
+    /// taken in first, for the crash to keep or lose.
+    pub(super) fn unmap_node(&mut self, node: u32) {
+        self.disks.maps.live.retain(|_, m| m.node != node);
+        self.release_unused();
+    }
+
+    /// Takes in the stores of backing files no mapping uses any more, and removes them.
+    fn release_unused(&mut self) {
+        for (node, inode) in self.disks.maps.unused() {
+            self.absorb(node, inode);
+            if let Some(b) = self.disks.maps.backing.remove(&(node, inode)) {
+                let _ = std::fs::remove_file(&b.path);
+            }
+        }
+    }
+
+    /// Takes the stores made through mappings of `inode` on `node` into the model: every page
+    /// of the backing file that differs from the model's is written to the model.
+    pub(super) fn absorb(&mut self, node: u32, inode: usize) {
+        let Some(b) = self.disks.maps.backing.get(&(node, inode)) else { return };
+        let disk = &self.nd(node).disk;
+        let size = disk.inode_size(inode);
+        let mut now = vec![0u8; size];
+        let read = b.file.read_exact_at(&mut now, 0).is_ok();
+        if let Some((k, true_value)) = b.corrupted {
+            if k < size && now[k] == true_value ^ 0x40 {
+                now[k] = true_value; // the page-in's flip, not a store
+            }
+        }
+        let old = disk.read_inode(inode, 0, size);
+        if !read || now == old {
+            return;
+        }
+        let changed = changed_pages(old, &now);
+        let path = b.name.clone();
+        for (at, end) in changed {
+            self.nd_mut(node).disk.write_inode(inode, at, &now[at..end]);
+            let hash = stable_hash(&now[at..end]) as i64;
+            let s = format!("disk store {path} at={at} len={}", end - at);
+            self.disk_event(node, "store", &path, &[at as i64, (end - at) as i64, hash], s);
+        }
+    }
+
+    /// Takes in the stores of every mapped file of `node` (`sync`).
+    pub(super) fn absorb_node(&mut self, node: u32) {
+        let mapped: Vec<usize> =
+            self.disks.maps.backing.keys().filter(|k| k.0 == node).map(|k| k.1).collect();
+        for inode in mapped {
+            self.absorb(node, inode);
+        }
+    }
+
+    /// The model wrote `bytes` at `at` of `inode` on `node`: so does its backing file, if any.
+    pub(super) fn mirror_write(&mut self, node: u32, inode: usize, at: usize, bytes: &[u8]) {
+        if let Some(b) = self.disks.maps.backing.get_mut(&(node, inode)) {
+            let _ = b.file.write_all_at(bytes, at as u64);
+            if b.corrupted.is_some_and(|(k, _)| (at..at + bytes.len()).contains(&k)) {
+                b.corrupted = None;
+            }
+        }
+        self.mirror_size(node, inode);
+    }
+
+    /// `inode`'s size on `node` changed in the model: so does its backing file's, if any.
+    pub(super) fn mirror_size(&mut self, node: u32, inode: usize) {
+        let Some(b) = self.disks.maps.backing.get(&(node, inode)) else { return };
+        let size = self.nd(node).disk.inode_size(inode);
+        let _ = b.file.set_len(size as u64);
+    }
+}
+
+/// The runs of pages where `now` differs from `old` (equal lengths), as byte ranges.
+fn changed_pages(old: &[u8], now: &[u8]) -> Vec<(usize, usize)> {
+    const PAGE: usize = 4096;
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for at in (0..now.len()).step_by(PAGE) {
+        let end = (at + PAGE).min(now.len());
+        if old[at..end] == now[at..end] {
+            continue;
+        }
+        match runs.last_mut() {
+            Some(last) if last.1 == at => last.1 = end,
+            _ => runs.push((at, end)),
+        }
+    }
+    runs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::changed_pages;
+
+    #[test]
+    fn changed_pages_are_merged_into_runs() {
+        let old = vec![0u8; 4096 * 4 + 10];
+        let mut now = old.clone();
+        now[5] = 1;
+        now[4096 + 7] = 1;
+        now[4096 * 4 + 9] = 1;
+        assert_eq!(changed_pages(&old, &now), [(0, 8192), (16384, 16394)]);
+        assert!(changed_pages(&old, &old).is_empty());
     }
 }

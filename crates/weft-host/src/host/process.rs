@@ -197,7 +197,7 @@ impl World<'_> {
             self.close_fd(node, fd);
         }
         self.fds.enter(node, was);
-        self.disks.maps.drop_table(self.procs[p].table);
+        self.unmap_table(self.procs[p].table);
     }
 
     /// `OP_VIRTUAL_PID`: the virtual pid of the run's process with real pid `args[0]` (the

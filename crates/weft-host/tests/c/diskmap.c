@@ -3,8 +3,10 @@
  * under weft with argv[1] a data directory, the output must be identical line for line
  * (tests/disk.rs). With argv[2] = "write-while-mapped" / "truncate-while-mapped" /
  * "write-after-munmap" / "child-write-while-mapped" it ends with that change of a file mapped
- * shared (under weft: unsupported, except after munmap); "rewrite-after-restart" maps and
- * waits for a crash, and its restarted incarnation rewrites the file. */
+ * shared and what the mapping sees of it; "shared-stores" stores through writable shared
+ * mappings; "rewrite-after-restart" maps and waits for a crash, and its restarted
+ * incarnation rewrites the file; "store-then-crash" stores, syncs one page, and waits for a
+ * crash, and its restarted incarnation reads the file back. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -119,6 +121,66 @@ static void calls(void) {
     close(fd);
 }
 
+/* Stores through writable shared mappings: a child's, seen by the file; one mapping's, seen
+ * by another; a write, seen by a mapping; all of it in the file after munmap. */
+static void stores(void) {
+    long page = sysconf(_SC_PAGESIZE);
+    int fd = make("s", 3 * page);
+    char *q = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    say_map("shared rw", q);
+    pid_t c = fork();
+    if (c == 0) {
+        memcpy(q, "child", 5);
+        say("child msync", msync(q, page, MS_SYNC));
+        _exit(0);
+    }
+    waitpid(c, NULL, 0);
+    char buf[8] = {0};
+    say("pread", pread(fd, buf, 5, 0));
+    printf("  the file after the child's store: '%s'\n", buf);
+    char *r = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, page);
+    say_map("second mapping of page 1", r);
+    memcpy(q + page, "parent", 6);
+    printf("  it sees the first's store: '%.6s'\n", r);
+    say("pwrite", pwrite(fd, "WRITE", 5, page + 10));
+    printf("  the first sees the write: '%.5s'\n", q + page + 10);
+    say("msync async", msync(q, 2 * page, MS_ASYNC));
+    say("munmap", munmap(q, 2 * page));
+    say("munmap", munmap(r, page));
+    memset(buf, 0, sizeof buf);
+    say("pread", pread(fd, buf, 6, page));
+    printf("  the file after munmap: '%s'\n", buf);
+    close(fd);
+}
+
+/* The first incarnation stores through a shared mapping, syncing one page, and waits for the
+ * crash; the restarted one reads both pages back. */
+static void store_then_crash(void) {
+    long page = sysconf(_SC_PAGESIZE);
+    int old = open(P("c"), O_RDONLY);
+    if (old >= 0) {
+        char a[4] = {0}, b[4] = {0};
+        pread(old, a, 3, 0);
+        pread(old, b, 3, page);
+        printf("after restart: synced '%s', unsynced %s\n", a,
+               !strcmp(b, "VOL") ? "kept" : !strcmp(b, "aaa") ? "lost" : b);
+        return;
+    }
+    int fd = open(P("c"), O_CREAT | O_RDWR, 0644);
+    char *fill = malloc(2 * page);
+    memset(fill, 'a', 2 * page);
+    write(fd, fill, 2 * page);
+    fsync(fd);
+    int dir = open(base, O_RDONLY | O_DIRECTORY);
+    fsync(dir);
+    char *q = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    memcpy(q, "DUR", 3);
+    say("msync", msync(q, page, MS_SYNC));
+    memcpy(q + page, "VOL", 3);
+    printf("stored\n");
+    for (;;) usleep(10000);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2)
         return 2;
@@ -142,8 +204,16 @@ int main(int argc, char **argv) {
         say_map("mapped", mmap(NULL, 5000, PROT_READ, MAP_SHARED, fd, 0));
         for (;;) usleep(10000);
     }
+    if (!strcmp(end, "shared-stores")) {
+        stores();
+        return 0;
+    }
+    if (!strcmp(end, "store-then-crash")) {
+        store_then_crash();
+        return 0;
+    }
     int fd = make("m", 5000);
-    void *p = mmap(NULL, 5000, PROT_READ, MAP_SHARED, fd, 0);
+    unsigned char *p = mmap(NULL, 5000, PROT_READ, MAP_SHARED, fd, 0);
     say_map("mapped", p);
     close(fd); /* the mapping outlives the descriptor */
     fd = open(P("m"), O_RDWR);
@@ -152,17 +222,24 @@ int main(int argc, char **argv) {
         say("write", write(fd, "x", 1));
     } else if (!strcmp(end, "write-while-mapped")) {
         say("write", write(fd, "x", 1));
+        printf("the mapping sees '%c'\n", p[0]);
     } else if (!strcmp(end, "truncate-while-mapped")) {
         say("ftruncate", ftruncate(fd, 10));
+        printf("after the truncate: byte 5 '%c', byte 20 %d\n", p[5], p[20]);
     } else if (!strcmp(end, "child-write-while-mapped")) {
-        /* The parent unmaps; the child it forked before still maps the file. */
+        /* The parent unmaps and writes; the child it forked before still maps the file. */
+        int go[2];
+        pipe(go);
         pid_t c = fork();
         if (c == 0) {
-            sleep(1);
+            char b;
+            read(go[0], &b, 1);
+            printf("the child's mapping sees '%c'\n", p[0]);
             return 0;
         }
         munmap(p, 5000);
         say("write", write(fd, "x", 1));
+        write(go[1], "g", 1);
         waitpid(c, NULL, 0);
     }
     printf("done\n");
