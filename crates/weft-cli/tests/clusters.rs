@@ -142,3 +142,15 @@ fn lmdb_loads_and_reads_back_an_environment_on_the_simulated_disk() {
         runs_twice_alike("lmdb.toml", &lines);
     }
 }
+
+#[test]
+fn slapd_on_lmdb_takes_entries_and_finds_one() {
+    if installed(&["/usr/sbin/slapd", "/usr/bin/ldapadd", "/usr/bin/ldapsearch"]) {
+        let lines = [
+            "n1 | adding new entry \"cn=alice,dc=example,dc=test\"",
+            "n1 | dn: cn=alice,dc=example,dc=test",
+            "n1 | sn: Smith",
+        ];
+        runs_twice_alike("ldap.toml", &lines);
+    }
+}

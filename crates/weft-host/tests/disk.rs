@@ -4,7 +4,7 @@
 //! the same line for line; nothing is written to the real directory.
 
 mod common;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use weft_core::{Decisions, NullObserver, Outcome, Scenario};
 
@@ -235,4 +235,38 @@ fn disk_fault_knobs_reach_real_programs() {
     let (drop, _) = faulted(&[("disk.fsync_drops_pages", "1/1"), ("disk.budget", "1")], "2", 1);
     assert!(drop.contains("fsync 0 -> -1 EIO\nread 0 -> 64 0 same"), "{drop}");
     assert!(drop.contains("fsync 1 -> 0 0"), "{drop}");
+}
+
+/// `chdir` into a data directory (as `mkdir -p` does, and daemons into their data) works in
+/// an empty real stand-in at its path: relative paths reach the model, `../f` leads back out,
+/// listings are the model's, as natively (it had ended the run, exit 4).
+#[test]
+fn working_in_a_data_directory_matches_native() {
+    let bin = common::compile("diskcwd", &[]);
+    let native_dir = fresh("cwd-native");
+    std::fs::create_dir_all(&native_dir).unwrap();
+    let native = Command::new(&bin).arg(&native_dir).output().expect("run natively");
+    assert!(native.status.success(), "native run failed");
+    let native = String::from_utf8(native.stdout).unwrap();
+    assert!(native.contains("entry x"), "{native}");
+    let dir = fresh("cwd");
+    let mut cfg = common::config("diskcwd", &[dir.to_str().unwrap()], 1);
+    cfg.groups[0].data_dirs = vec![dir.display().to_string()];
+    let mut d = Decisions::random(1);
+    let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
+    assert_eq!(out.report.outcome, Outcome::Pass, "{}", out.render());
+    let shim: String = out.lines.iter().map(|l| format!("{}\n", l.text)).collect();
+    assert_eq!(shim, native, "shim (left) vs native (right)");
+    let real: Vec<_> = walk(&dir);
+    assert!(real.iter().all(|p| p.is_dir()), "only empty stand-ins are real: {real:?}");
+}
+
+/// Every path under `dir`, for real.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut all = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        all.push(e.path());
+        all.extend(walk(&e.path()));
+    }
+    all
 }

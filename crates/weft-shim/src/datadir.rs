@@ -58,7 +58,7 @@ pub(crate) struct Path {
 }
 
 impl Path {
-    fn bytes(&self) -> &[u8] {
+    pub(crate) fn bytes(&self) -> &[u8] {
         &self.buf[..self.len]
     }
 }

@@ -1,9 +1,10 @@
 //! The other calls on data-directory paths and descriptors: refused by name where the disk
-//! model has no answer (`symlink`, `preadv2`/`pwritev2`, `chdir`/`fchdir`,
+//! model has no answer (`symlink`, `preadv2`/`pwritev2`, `fchdir`,
 //! `fallocate` modes other than 0 and `FALLOC_FL_KEEP_SIZE`), or served from it (`truncate`,
 //! `fallocate`/`posix_fallocate` as a growth of the size, `flock` under the record-lock rule,
 //! `readlink`, `sync`/`syncfs`, `sync_file_range` (which promises nothing durable), the
-//! `statfs`/`statvfs` family (a fixed ext4 file system: free space is not modelled), hard links
+//! `statfs`/`statvfs` family (a fixed ext4 file system: free space is not modelled), `chdir`
+//! (into an empty real stand-in at the directory's path), hard links
 //! (`link`/`linkat`, a second name on the disk model), `rmdir` (as `unlinkat` with
 //! `AT_REMOVEDIR`), and
 //! `fchmod`/`fchown`, which change nothing that is modelled). Mappings are
@@ -83,14 +84,51 @@ pub unsafe extern "C" fn readlink(path: *const c_char, buf: *mut c_char, len: si
     real!(readlink: fn(*const c_char, *mut c_char, size_t) -> ssize_t)(path, buf, len)
 }
 
+/// `chdir` into a directory of the simulated disk: the model's directory must exist, and the
+/// process then works in an empty real stand-in at the same path (made as needed), so paths
+/// relative to it reach the model through the hooks (which resolve them against `getcwd`) and
+/// real ones beside it (`../x`) resolve as they would. The stand-in stays empty: listings
+/// and every call on a path under it are the model's.
 #[no_mangle]
 pub unsafe extern "C" fn chdir(path: *const c_char) -> c_int {
     if let Some(_g) = Guard::enter() {
-        if active() && is_data(libc::AT_FDCWD, path) {
-            refuse(b"chdir into a data directory is not modelled");
+        if active() {
+            if let Where::Data(p) = classify(libc::AT_FDCWD, path) {
+                return chdir_data(path, p.bytes());
+            }
         }
     }
     real!(chdir: fn(*const c_char) -> c_int)(path)
+}
+
+/// [`chdir`] into the model's directory `path`, whose absolute form is `abs`.
+unsafe fn chdir_data(path: *const c_char, abs: &[u8]) -> c_int {
+    let mut st: libc::stat = core::mem::zeroed();
+    match crate::diskstat::try_stat(libc::AT_FDCWD, path, &mut st, 0) {
+        Some(0) => {}
+        Some(r) => return r,
+        None => return real!(chdir: fn(*const c_char) -> c_int)(path),
+    }
+    if st.st_mode & libc::S_IFMT != libc::S_IFDIR {
+        set_errno(libc::ENOTDIR);
+        return -1;
+    }
+    let mut buf = [0u8; 4097];
+    if abs.len() >= buf.len() {
+        set_errno(libc::ENAMETOOLONG);
+        return -1;
+    }
+    buf[..abs.len()].copy_from_slice(abs);
+    let at = buf.as_ptr() as i64;
+    for k in 1..=abs.len() {
+        if k == abs.len() || abs[k] == b'/' {
+            let was = buf[k];
+            buf[k] = 0;
+            sys::raw(libc::SYS_mkdir, [at, 0o755, 0, 0, 0, 0]);
+            buf[k] = was;
+        }
+    }
+    ret_errno(sys::raw_ret(libc::SYS_chdir, [at, 0, 0, 0, 0, 0])) as c_int
 }
 
 #[no_mangle]
