@@ -154,3 +154,15 @@ fn slapd_on_lmdb_takes_entries_and_finds_one() {
         runs_twice_alike("ldap.toml", &lines);
     }
 }
+
+#[test]
+fn squid_caches_a_page_made_during_the_run_with_a_virtual_last_modified() {
+    if installed(&["/usr/sbin/squid", "/usr/bin/curl", "/usr/bin/python3"]) {
+        let lines = [
+            "n2 | Last-Modified: Thu, 01 Jan 2026 00:00:02 GMT",
+            "n2 | X-Cache: MISS from n1",
+            "n2 | X-Cache: HIT from n1",
+        ];
+        runs_twice_alike("squid.toml", &lines);
+    }
+}
