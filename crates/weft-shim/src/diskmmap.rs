@@ -195,7 +195,8 @@ fn map_shared(
     off: i64,
     read_only: bool,
 ) -> *mut c_void {
-    let token = request(DISK_MAP, [fd as i64, off, len as i64, 0]);
+    let token =
+        request(DISK_MAP, [fd as i64, off, len as i64, (prot & libc::PROT_WRITE != 0) as i64]);
     if token <= 0 {
         refuse(b"mmap(MAP_SHARED) of a data-directory file: the host did not record it");
     }
@@ -326,6 +327,29 @@ pub unsafe extern "C" fn munmap(addr: *mut c_void, len: size_t) -> c_int {
                 let start = addr as usize;
                 forget(start, start.saturating_add(round_up(len)));
             }
+        }
+    }
+    r
+}
+
+/// `mprotect`: a shared mapping of a data file that becomes writable is told to the host,
+/// which then compares its backing file with the model (see the host's `diskmap`).
+#[no_mangle]
+pub unsafe extern "C" fn mprotect(addr: *mut c_void, len: size_t, prot: c_int) -> c_int {
+    let r = real!(mprotect: fn(*mut c_void, size_t, c_int) -> c_int)(addr, len, prot);
+    if r != 0 || prot & libc::PROT_WRITE == 0 || COUNT.load(Ordering::Relaxed) == 0 {
+        return r;
+    }
+    let Some(_g) = Guard::enter() else { return r };
+    if !active() {
+        return r;
+    }
+    let (start, end) = (addr as usize, (addr as usize).saturating_add(len));
+    let all = maps();
+    for (k, m) in all.iter().enumerate() {
+        let hit = |m: &Map| m.token > 0 && m.start < end && start < m.end;
+        if hit(m) && !all[..k].iter().any(|o| hit(o) && o.token == m.token) {
+            request(DISK_WRITABLE, [m.token, 0, 0, 0]);
         }
     }
     r

@@ -313,7 +313,8 @@ pub const DISK_LOCK: i64 = 13;
 pub const DISK_GETFL: i64 = 14;
 /// `sync`/`syncfs`: every file and directory of the node's disk becomes durable.
 pub const DISK_SYNC: i64 = 15;
-/// A shared mapping of fd `args[1]`'s file (`args[2]` = offset, `args[3]` = length) begins.
+/// A shared mapping of fd `args[1]`'s file (`args[2]` = offset, `args[3]` = length,
+/// `args[4]` = 1 when it is writable) begins.
 /// Answer a token (> 0) naming it, and in `data` the NUL-terminated path of the real backing
 /// file the host keeps alike with the model, which the shim maps instead.
 pub const DISK_MAP: i64 = 16;
@@ -324,6 +325,8 @@ pub const DISK_LINK: i64 = 18;
 /// `msync` of the mapping with token `args[1]`: its stores reach the model, and with
 /// `args[2]` = 1 (`MS_SYNC`) the file becomes durable. Answer 0.
 pub const DISK_MSYNC: i64 = 19;
+/// The shared mapping with token `args[1]` became writable (`mprotect`). Answer 0.
+pub const DISK_WRITABLE: i64 = 20;
 
 /// The environment variable naming a node's data directories (absolute, `:`-separated).
 pub const ENV_DATA_DIRS: &[u8] = b"WEFT_DATA_DIRS\0";

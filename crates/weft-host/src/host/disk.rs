@@ -144,6 +144,7 @@ impl World<'_> {
             DISK_MAP => self.disk_map(c, slot),
             DISK_UNMAP => self.disk_unmap(c, slot),
             DISK_MSYNC => self.disk_msync(c, slot),
+            DISK_WRITABLE => self.disk_writable(c, slot),
             DISK_LINK => self.disk_link(c, slot),
             k => self.disk_unsupported(c, &format!("unknown disk call {k} (shim/host mismatch)")),
         }

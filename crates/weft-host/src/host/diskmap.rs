@@ -8,7 +8,8 @@
 //! The model and the backing file are kept alike: every change the model makes to a mapped
 //! file is made to the backing file too ([`World::mirror_write`], [`World::mirror_size`]), and
 //! before the model next serves the file (a read, write, truncate, `fsync`, `msync`, `sync`)
-//! the stores made through mappings since are taken in ([`World::absorb`]): each page that
+//! the stores made through writable mappings since are taken in ([`World::absorb`]; a file
+//! only ever mapped read-only is never compared, whatever its size): each page that
 //! differs becomes a write to the model's page cache, named in the trace, so a crash may lose
 //! it as the scenario's contract allows, and `fsync` or `msync(MS_SYNC)` makes it durable. A
 //! mapping ends with its `munmap`, its process's exit or `exec` (the page cache keeps its
@@ -27,6 +28,8 @@ struct Mapping {
     node: u32,
     inode: usize,
     path: String,
+    /// It may be written through (`PROT_WRITE`, now or by a later `mprotect`).
+    writable: bool,
 }
 
 /// The real file holding a mapped simulated file's bytes.
@@ -35,6 +38,10 @@ struct Backing {
     path: PathBuf,
     /// The simulated file's path when it was first mapped (for the trace).
     name: String,
+    /// A writable mapping of it lived since its stores were last taken in: only then can the
+    /// backing file differ from the model (a read-only one is never compared, whatever its
+    /// size).
+    stored: bool,
     /// A byte the page-in corrupted (`disk.corrupt_read`), with its true value: it is in the
     /// page cache, not a store, until a write of the model replaces it.
     corrupted: Option<(usize, u8)>,
@@ -107,7 +114,7 @@ impl Mappings {
             .truncate(true)
             .open(&path)?;
         file.write_all_at(bytes, 0)?;
-        let b = Backing { file, path, name: name.to_string(), corrupted: None };
+        let b = Backing { file, path, name: name.to_string(), corrupted: None, stored: false };
         Ok(self.backing.entry((node, inode)).or_insert(b))
     }
 }
@@ -136,7 +143,12 @@ impl World<'_> {
         maps.next += 1;
         let token = maps.next;
         let table = self.procs[c.p].table;
-        maps.live.insert((table, token), Mapping { node: c.node, inode, path: path.clone() });
+        let writable = slot.args[4] == 1;
+        let mapping = Mapping { node: c.node, inode, path: path.clone(), writable };
+        maps.live.insert((table, token), mapping);
+        if writable {
+            maps.backing.get_mut(&(c.node, inode)).expect("made above").stored = true;
+        }
         let s = format!("disk mmap {path} MAP_SHARED at={off} len={len}");
         self.disk_event(c.node, "mmap", &path, &[off, len], s);
         Reply::Ret(token)
@@ -175,6 +187,21 @@ impl World<'_> {
             }
             None => Reply::Ret(-(libc::EINVAL as i64)),
         }
+    }
+
+    /// `DISK_WRITABLE`: the mapping with token `args[1]` became writable (`mprotect`).
+    pub(super) fn disk_writable(&mut self, c: Caller, slot: &mut Slot) -> Reply {
+        let table = self.procs[c.p].table;
+        let maps = &mut self.disks.maps;
+        let Some(m) = maps.live.get_mut(&(table, slot.args[1])) else {
+            return Reply::Ret(-(libc::ENOMEM as i64));
+        };
+        m.writable = true;
+        let key = (m.node, m.inode);
+        if let Some(b) = maps.backing.get_mut(&key) {
+            b.stored = true;
+        }
+        Reply::Ret(0)
     }
 
     /// `DISK_MSYNC`: `msync` of the mapping with token `args[1]` (`args[2]`: `MS_SYNC` asked):
@@ -218,7 +245,14 @@ impl World<'_> {
     /// Takes the stores made through mappings of `inode` on `node` into the model: every page
     /// of the backing file that differs from the model's is written to the model.
     pub(super) fn absorb(&mut self, node: u32, inode: usize) {
-        let Some(b) = self.disks.maps.backing.get(&(node, inode)) else { return };
+        let maps = &mut self.disks.maps;
+        let writable = maps.live.values().any(|m| m.node == node && m.inode == inode && m.writable);
+        let Some(b) = maps.backing.get_mut(&(node, inode)) else { return };
+        if !b.stored {
+            return;
+        }
+        b.stored = writable;
+        let b = &self.disks.maps.backing[&(node, inode)];
         let disk = &self.nd(node).disk;
         let size = disk.inode_size(inode);
         let mut now = vec![0u8; size];

@@ -150,6 +150,13 @@ static void stores(void) {
     memset(buf, 0, sizeof buf);
     say("pread", pread(fd, buf, 6, page));
     printf("  the file after munmap: '%s'\n", buf);
+    char *w = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 2 * page);
+    say("mprotect writable", mprotect(w, page, PROT_READ | PROT_WRITE));
+    memcpy(w, "mprot", 5);
+    memset(buf, 0, sizeof buf);
+    say("pread", pread(fd, buf, 5, 2 * page));
+    printf("  the file sees a store made after mprotect: '%s'\n", buf);
+    say("munmap", munmap(w, page));
     close(fd);
 }
 
