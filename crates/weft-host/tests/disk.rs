@@ -270,3 +270,29 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     all
 }
+
+/// Advisory locks between processes on a data-directory file — record locks with `F_GETLK`
+/// and a waiting `F_SETLKW`, POSIX's release at the close of any descriptor, `flock`, OFD
+/// locks shared through a forked description — as natively (a lock on a file another process
+/// had open ended the run, exit 4: SQLite and LMDB used by more than one process lock).
+#[test]
+fn advisory_locks_between_processes_match_native() {
+    let bin = common::compile("disklocks", &[]);
+    let native_dir = fresh("locks-native");
+    std::fs::create_dir_all(&native_dir).unwrap();
+    let native = Command::new(&bin).arg(&native_dir).output().expect("run natively");
+    assert!(native.status.success(), "native run failed");
+    let native = String::from_utf8(native.stdout).unwrap();
+    assert!(native.contains("waited for the parent's unlock: 1"), "{native}");
+    for seed in [1, 2] {
+        let dir = fresh("locks");
+        let mut cfg = common::config("disklocks", &[dir.to_str().unwrap()], 1);
+        cfg.groups[0].data_dirs = vec![dir.display().to_string()];
+        let mut d = Decisions::random(seed);
+        let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
+        assert_eq!(out.report.outcome, Outcome::Pass, "{}", out.render());
+        let shim: String = out.lines.iter().map(|l| format!("{}\n", l.text)).collect();
+        assert_eq!(shim, native, "seed {seed}: shim (left) vs native (right)");
+        assert!(!dir.exists(), "nothing real is written");
+    }
+}

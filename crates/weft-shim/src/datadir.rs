@@ -398,17 +398,12 @@ pub(crate) fn fcntl(fd: c_int, cmd: c_int, arg: c_ulong) -> Option<c_int> {
             }
             Some(now.min(0) as c_int)
         }
-        libc::F_SETLK | libc::F_SETLKW | libc::F_OFD_SETLK | libc::F_OFD_SETLKW => {
-            Some(request(DISK_LOCK, [fd as i64, 0, 0, 0]) as c_int)
-        }
-        libc::F_GETLK | libc::F_OFD_GETLK => {
-            let r = request(DISK_LOCK, [fd as i64, 0, 0, 0]) as c_int;
-            if r == 0 && arg != 0 {
-                // SAFETY: F_GETLK's argument is the caller's `struct flock`.
-                unsafe { (*(arg as *mut libc::flock)).l_type = libc::F_UNLCK as i16 };
-            }
-            Some(r)
-        }
+        libc::F_SETLK
+        | libc::F_SETLKW
+        | libc::F_OFD_SETLK
+        | libc::F_OFD_SETLKW
+        | libc::F_GETLK
+        | libc::F_OFD_GETLK => Some(crate::disklock::record_lock(fd, cmd, arg as *mut libc::flock)),
         _ => refuse(b"fcntl command on a data-directory file that is not modelled"),
     }
 }

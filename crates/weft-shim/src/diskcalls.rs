@@ -1,7 +1,7 @@
 //! The other calls on data-directory paths and descriptors: refused by name where the disk
 //! model has no answer (`symlink`, `preadv2`/`pwritev2`, `fchdir`,
 //! `fallocate` modes other than 0 and `FALLOC_FL_KEEP_SIZE`), or served from it (`truncate`,
-//! `fallocate`/`posix_fallocate` as a growth of the size, `flock` under the record-lock rule,
+//! `fallocate`/`posix_fallocate` as a growth of the size, `flock` (the host's lock),
 //! `readlink`, `sync`/`syncfs`, `sync_file_range` (which promises nothing durable), the
 //! `statfs`/`statvfs` family (a fixed ext4 file system: free space is not modelled), `chdir`
 //! (into an empty real stand-in at the directory's path), hard links
@@ -407,20 +407,11 @@ pub unsafe extern "C" fn posix_fallocate64(
     posix_fallocate(fd, off, len)
 }
 
-/// `flock` on a disk descriptor: granted under the rule of record locks (the host refuses by
-/// name a lock on a file another process of the node has open, since locks between processes
-/// are not modelled).
+/// `flock` on a disk descriptor: the host's lock of the open file description
+/// (`crate::disklock`).
 #[no_mangle]
 pub unsafe extern "C" fn flock(fd: c_int, op: c_int) -> c_int {
-    let lock = |fd: c_int| {
-        let kind = op & !libc::LOCK_NB;
-        if ![libc::LOCK_SH, libc::LOCK_EX, libc::LOCK_UN].contains(&kind) {
-            set_errno(libc::EINVAL);
-            return -1;
-        }
-        request(DISK_LOCK, [fd as i64, 1, 0, 0]) as c_int
-    };
-    if let Some(r) = disk_io(fd, lock) {
+    if let Some(r) = disk_io(fd, |fd| crate::disklock::flock(fd, op)) {
         return r;
     }
     real!(flock: fn(c_int, c_int) -> c_int)(fd, op)

@@ -57,6 +57,7 @@ mod creds;
 mod datadir;
 mod diskcalls;
 mod disklist;
+mod disklock;
 mod diskmmap;
 mod diskstat;
 mod diskstdio;

@@ -306,9 +306,20 @@ pub const DISK_ACCESS: i64 = 11;
 /// Directory entries of fd `args[1]` from its position, as `linux_dirent64` records in
 /// `data`, at most `args[2]` bytes; the position moves past them. Answer the bytes (0: end).
 pub const DISK_LIST: i64 = 12;
-/// A POSIX record lock (`fcntl F_SETLK*`/`F_OFD_*`) on fd `args[1]`: granted while no other
-/// process has the file open; answer 0.
+/// An advisory lock on fd `args[1]`: `args[2]` = 0 unlock, 1 shared (read), 2 exclusive
+/// (write); bytes `[args[3], args[4])` (`u64::MAX`: to the end); `args[5]` = `LOCK_*` bits.
+/// Answer 0, `-EAGAIN` for a conflict, or, with `LOCK_WAIT`, [`TOUCHED`] once the thread has
+/// waited for a lock of the file to go (ask again). With `LOCK_QUERY` (`F_GETLK`) nothing is
+/// changed: `args[1]` = the conflicting lock's kind (0: none), `args[2]` its start,
+/// `args[3]` its length (0: to the end), `args[4]` its process's virtual pid (-1: none).
 pub const DISK_LOCK: i64 = 13;
+/// `DISK_LOCK` bits: a `flock` lock (whole file, owned by the open file description, apart
+/// from record locks); an OFD record lock (owned by the description); wait for a conflicting
+/// lock to go; only ask.
+pub const LOCK_FLOCK: i64 = 1;
+pub const LOCK_OFD: i64 = 2;
+pub const LOCK_WAIT: i64 = 4;
+pub const LOCK_QUERY: i64 = 8;
 /// `fcntl(F_GETFL)` of fd `args[1]`: answer its status flags.
 pub const DISK_GETFL: i64 = 14;
 /// `sync`/`syncfs`: every file and directory of the node's disk becomes durable.

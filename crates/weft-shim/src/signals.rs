@@ -161,6 +161,8 @@ pub(crate) fn answered(slot: *mut Slot, op: u32) -> Option<i64> {
         // Linux restarts these with SA_RESTART (a socket with SO_RCVTIMEO: never).
         OP_ACCEPT | OP_TIMERFD_READ | OP_SIGNALFD_READ if restart => None,
         OP_RECVFROM if restart && args[2] == 0 => None,
+        // A waiting file lock (F_SETLKW, a blocking flock) too.
+        OP_DISK if restart && args[0] == DISK_LOCK && args[5] & LOCK_WAIT != 0 => None,
         _ => Some(ret),
     }
 }

@@ -8,12 +8,13 @@
 //!
 //! Every run starts from empty data directories: the disks live in the host's memory only.
 //! The namespace calls (`stat`, `rename`, `link`, `unlink`, `mkdir`, `access`, listings) are
-//! [`super::disknames`]'s; shared mappings live in backing files kept alike with the model by
+//! [`super::disknames`]'s, advisory locks [`super::disklocks`]'; shared mappings live in backing files kept alike with the model by
 //! [`super::diskmap`].
 //! What the model cannot serve (symbolic links, `O_DIRECT`, `O_TMPFILE`, record
 //! locks between processes, paths leaving the data directory) ends the run as unsupported,
 //! naming the call.
 
+use super::disklocks;
 use super::disknames::{find, parent_ok, Found};
 use super::*;
 use weft_core::{stable_hash, Site, SiteKind};
@@ -55,6 +56,8 @@ pub(super) struct Disks {
     injected: u32,
     /// Live shared mappings of simulated files.
     pub(super) maps: super::diskmap::Mappings,
+    /// Advisory locks held on them.
+    pub(super) locks: super::disklocks::Locks,
 }
 
 impl Disks {
@@ -73,7 +76,8 @@ impl Disks {
                 })
             })
             .collect();
-        Disks { nodes, pending: BTreeMap::new(), injected: 0, maps: Default::default() }
+        let (maps, locks) = Default::default();
+        Disks { nodes, pending: BTreeMap::new(), injected: 0, maps, locks }
     }
 }
 
@@ -456,24 +460,48 @@ impl World<'_> {
         Reply::Ret(0)
     }
 
+    /// `DISK_LOCK`: a record or `flock` lock request (see `disklocks` and the protocol).
     fn disk_lock(&mut self, c: Caller, slot: &mut Slot) -> Reply {
-        let fd = slot.args[1] as i32;
-        let (i, path) = match self.fds.file(c.node, fd) {
-            Some(OpenFile { target: Target::File(i), path, .. }) => (*i, path.clone()),
-            Some(_) => return err(libc::EINVAL),
-            None => return err(libc::EBADF),
+        let (fd, mode, flags) = (slot.args[1] as i32, slot.args[2], slot.args[5]);
+        let (i, _, open) = match self.open_inode(c.node, fd) {
+            Ok(f) => f,
+            Err(libc::EISDIR) if flags & LOCK_FLOCK != 0 => return Reply::Ret(0),
+            Err(libc::EISDIR) => return err(libc::EBADF),
+            Err(e) => return err(e),
         };
-        let mine = self.procs[c.p].table;
-        let tables = self.fds.file_tables(c.node, |f| f.target == Target::File(i));
-        if tables.iter().any(|&t| t != mine) {
-            let call = if slot.args[2] == 1 { "flock" } else { "fcntl record lock" };
-            let what = format!(
-                "{call} on `{path}`, which another process of the node has open: \
-                 locks between processes are not modelled"
-            );
-            return self.disk_unsupported(c, &what);
+        let by_description = flags & (LOCK_FLOCK | LOCK_OFD) != 0;
+        let owner = match self.fds.id(c.node, fd) {
+            Some(id) if by_description => disklocks::Owner::Description(id),
+            _ => disklocks::Owner::Process(self.procs[c.p].table),
+        };
+        let write = match mode {
+            0 => None,
+            1 => Some(false),
+            _ => Some(true),
+        };
+        let access = open & libc::O_ACCMODE;
+        let wrong = match write {
+            Some(true) => access == libc::O_RDONLY,
+            Some(false) => access == libc::O_WRONLY,
+            None => false,
+        };
+        if wrong && flags & LOCK_FLOCK == 0 {
+            return err(libc::EBADF);
         }
-        Reply::Ret(0)
+        let (start, end) = (slot.args[3] as u64, slot.args[4] as u64);
+        let flock = flags & LOCK_FLOCK != 0;
+        let ask = disklocks::Ask { owner, flock, write, start, end };
+        if flags & LOCK_QUERY != 0 {
+            let found = self.lock_query(c, i, &ask);
+            let (kind, at, len, pid) =
+                found.map_or((0, 0, 0, 0), |(w, a, l, p)| (1 + w as i64, a, l, p));
+            slot.args[1] = kind;
+            slot.args[2] = at as i64;
+            slot.args[3] = len as i64;
+            slot.args[4] = pid;
+            return Reply::Ret(0);
+        }
+        self.lock_request(c, i, ask, flags & LOCK_WAIT != 0)
     }
 
     fn disk_getfl(&mut self, c: Caller, slot: &mut Slot) -> Reply {

@@ -126,6 +126,7 @@ impl World<'_> {
         self.reset_node_streams(node);
         self.fds.close_node(node);
         self.unmap_node(node);
+        self.locks_crashed(node);
         self.pipes.close_node(node);
         self.down[node as usize] = true;
         self.event(node, EventKind::Crash, None, None, 0, || "crashed (injected)".into());

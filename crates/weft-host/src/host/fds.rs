@@ -65,7 +65,7 @@ impl Fds {
         was
     }
 
-    fn table(&self, node: u32) -> u32 {
+    pub(super) fn table(&self, node: u32) -> u32 {
         self.current.get(&node).copied().unwrap_or(node)
     }
 
@@ -272,20 +272,6 @@ impl Fds {
             Some(Object::File(f)) => Some(f),
             _ => None,
         }
-    }
-
-    /// The tables (processes) of `node` with a descriptor on a disk file for which `pred`
-    /// holds.
-    pub(super) fn file_tables(&self, node: u32, pred: impl Fn(&OpenFile) -> bool) -> Vec<u32> {
-        let mut out: Vec<u32> = self
-            .fds
-            .iter()
-            .filter(|(_, id)| id.0 == node)
-            .filter(|(_, id)| matches!(&self.objs[id].obj, Object::File(f) if pred(f)))
-            .map(|(k, _)| k.0)
-            .collect();
-        out.dedup();
-        out
     }
 
     /// The open descriptors of `node`'s process, in fd order.

@@ -17,6 +17,7 @@
 mod busy;
 mod children;
 mod disk;
+mod disklocks;
 mod diskmap;
 mod disknames;
 mod faults;

@@ -320,6 +320,7 @@ impl World<'_> {
                 | Wait::Futex { .. }
                 | Wait::Cond { .. }
                 | Wait::Mutex(_)
+                | Wait::DiskLock { .. }
                 | Wait::Join(_)
                 | Wait::Suspend
                 | Wait::Sigwait { .. }

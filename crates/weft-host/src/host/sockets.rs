@@ -109,7 +109,13 @@ impl World<'_> {
         if self.fds.is_last(node, fd) {
             self.stream_close(node, fd);
         }
-        if let Some(obj) = self.fds.close(node, fd) {
+        let file = self.disk_inode(node, fd).map(|(i, _)| (i, self.fds.table(node)));
+        let id = self.fds.id(node, fd);
+        let gone = self.fds.close(node, fd);
+        if let Some((inode, table)) = file {
+            self.locks_closed(node, table, inode, gone.is_some().then_some(id).flatten());
+        }
+        if let Some(obj) = gone {
             self.local_closed(obj);
             self.release_unread();
         }

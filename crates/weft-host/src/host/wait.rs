@@ -63,6 +63,11 @@ pub(super) enum Wait {
         set: u64,
         deadline: Option<SimTime>,
     },
+    /// In `F_SETLKW` or a blocking `flock` until a lock of `inode` on `node` goes.
+    DiskLock {
+        node: u32,
+        inode: usize,
+    },
     /// In a blocking read of timerfd `fd` until it has expired.
     TimerfdRead {
         fd: i32,
@@ -89,6 +94,7 @@ impl Wait {
             Wait::Join(_) => "pthread_join",
             Wait::Child { .. } => "wait for a child",
             Wait::Mutex(_) => "a mutex",
+            Wait::DiskLock { .. } => "a file lock (fcntl F_SETLKW/flock)",
             Wait::Futex { .. } => "futex",
             Wait::Cond { .. } => "a condition variable",
             Wait::Suspend => "sigsuspend/pause",
