@@ -61,6 +61,15 @@ fn socketpairs_behave_as_on_linux() {
     parity("socketpair");
 }
 
+/// An `EPOLLET` waiter gets an edge for every write into an eventfd, pipe or socketpair that
+/// nobody reads, as on Linux (the shim re-armed an edge only when the process itself read or
+/// wrote that descriptor, so mio's waker, an eventfd tokio writes to wake its I/O driver and
+/// never reads, woke it once: a tokio runtime's worker then slept in `epoll_wait` for good).
+#[test]
+fn every_write_is_a_new_edge_for_an_edge_triggered_waiter() {
+    parity("edges");
+}
+
 #[test]
 fn another_thread_ends_blocking_read_poll_epoll_and_select() {
     parity("blocking");

@@ -23,6 +23,9 @@ struct EpollSet {
     /// a bit disarms it; reading, writing, accepting or connecting on the descriptor re-arms
     /// the bits that call can change (see [`rearm`]).
     armed: [AtomicU32; EPOLL_ENTRIES],
+    /// `EPOLLET` entries: the read generation (plus one; 0: none) the host gave with the last
+    /// report of the read side, which a new write into the object moves on.
+    seen: [AtomicU64; EPOLL_ENTRIES],
     /// Threads of this process waiting on the set now.
     waiting: AtomicU32,
 }
@@ -35,6 +38,7 @@ static EPOLLS: [EpollSet; EPOLL_MAX] = [const {
         events: [const { AtomicU32::new(0) }; EPOLL_ENTRIES],
         data: [const { AtomicU64::new(0) }; EPOLL_ENTRIES],
         armed: [const { AtomicU32::new(0) }; EPOLL_ENTRIES],
+        seen: [const { AtomicU64::new(0) }; EPOLL_ENTRIES],
         waiting: AtomicU32::new(0),
     }
 }; EPOLL_MAX];
@@ -172,6 +176,7 @@ pub unsafe extern "C" fn epoll_ctl(
                     set.events[free].store((*ev).events, Ordering::Relaxed);
                     set.data[free].store((*ev).u64, Ordering::Relaxed);
                     set.armed[free].store(u32::MAX, Ordering::Relaxed);
+                    set.seen[free].store(0, Ordering::Relaxed);
                 }
                 libc::EPOLL_CTL_MOD | libc::EPOLL_CTL_DEL => {
                     let Some(i) = pos else {
@@ -184,6 +189,7 @@ pub unsafe extern "C" fn epoll_ctl(
                         set.events[i].store((*ev).events, Ordering::Relaxed);
                         set.data[i].store((*ev).u64, Ordering::Relaxed);
                         set.armed[i].store(u32::MAX, Ordering::Relaxed);
+                        set.seen[i].store(0, Ordering::Relaxed);
                     }
                 }
                 _ => {
@@ -210,6 +216,42 @@ pub unsafe extern "C" fn epoll_ctl(
     r
 }
 
+/// The entries of `set` a wait asks the host about, as `slot().polls[..n]`: `idx[k]` is entry
+/// `k`'s index in the set, and `data` carries its read edge (see `crate::proto::OP_POLL`): an
+/// edge-triggered entry whose read side was reported and not read since asks for it again,
+/// but only a write into the object since that report (a new edge on Linux, which wakes an
+/// `EPOLLET` waiter on every write: mio's waker, an eventfd tokio never reads) makes it count.
+unsafe fn ask(set: &EpollSet, idx: &mut [usize; EPOLL_ENTRIES]) -> usize {
+    let s = slot();
+    let mut n = 0;
+    for i in 0..EPOLL_ENTRIES {
+        let fd = set.fds[i].load(Ordering::Relaxed);
+        let mut ev = set.events[i].load(Ordering::Relaxed);
+        let mut after = 0u64;
+        if ev & libc::EPOLLET as u32 != 0 {
+            // Only pending edges can end the wait (a level that was reported stays quiet).
+            let armed = set.armed[i].load(Ordering::Relaxed);
+            let seen = set.seen[i].load(Ordering::Relaxed);
+            let again = if seen != 0 { READ_SIDE } else { 0 };
+            ev &= armed | again | !0xffff;
+            if ev & READ_SIDE & !armed != 0 {
+                after = seen;
+            }
+            if ev & 0xffff == 0 {
+                continue;
+            }
+        }
+        if fd >= 0 {
+            let events = crate::poll::norm_in((ev & 0xffff) as u16 as i16);
+            s.polls[n] = PollEntry { fd: fd as i32, events, revents: 0 };
+            s.data[n * 8..n * 8 + 8].copy_from_slice(&after.to_le_bytes());
+            idx[n] = i;
+            n += 1;
+        }
+    }
+    n
+}
+
 unsafe fn epoll_common(
     epfd: c_int,
     out: *mut libc::epoll_event,
@@ -224,26 +266,8 @@ unsafe fn epoll_common(
         set_errno(libc::EINVAL);
         return -1;
     }
-    let s = slot();
     let mut idx = [0usize; EPOLL_ENTRIES];
-    let mut n = 0;
-    for i in 0..EPOLL_ENTRIES {
-        let fd = set.fds[i].load(Ordering::Relaxed);
-        let mut ev = set.events[i].load(Ordering::Relaxed);
-        if ev & libc::EPOLLET as u32 != 0 {
-            // Only pending edges can end the wait (a level that was reported stays quiet).
-            ev &= set.armed[i].load(Ordering::Relaxed) | !0xffff;
-            if ev & 0xffff == 0 {
-                continue;
-            }
-        }
-        if fd >= 0 {
-            let events = crate::poll::norm_in((ev & 0xffff) as u16 as i16);
-            s.polls[n] = PollEntry { fd: fd as i32, events, revents: 0 };
-            idx[n] = i;
-            n += 1;
-        }
-    }
+    let n = ask(set, &mut idx);
     // Real descriptors live in the real epoll instance: ask it without blocking; their events
     // come first in `out`, the simulated ones after.
     let has_real = set.real.load(Ordering::Relaxed) > 0;
@@ -265,8 +289,26 @@ unsafe fn epoll_common(
     if r < 0 {
         return ret_errno(r) as c_int;
     }
+    let k = report(set, &idx[..n], out, max as usize, k);
+    if k == 0 && crate::time::now_ns() < deadline {
+        // Woken only by descriptors that are gone: wait on for the others.
+        return epoll_common(epfd, out, max, deadline);
+    }
+    k as c_int
+}
+
+/// Puts the host's answer for the entries `idx` of `set` into `out` after the `k` real events
+/// already there (at most `max` in all); answers the total. An edge-triggered entry's edges
+/// are spent only by a report.
+unsafe fn report(
+    set: &EpollSet,
+    idx: &[usize],
+    out: *mut libc::epoll_event,
+    max: usize,
+    mut k: usize,
+) -> usize {
     let s = slot();
-    for (entry, &i) in s.polls[..n].iter().zip(&idx[..n]) {
+    for (j, (entry, &i)) in s.polls[..idx.len()].iter().zip(idx).enumerate() {
         let asked = set.events[i].load(Ordering::Relaxed) as u16 as i16;
         let mut revents = crate::poll::norm_out(asked, entry.revents) as u16 as u32;
         if set.fds[i].load(Ordering::Relaxed) != entry.fd as i64 {
@@ -277,12 +319,24 @@ unsafe fn epoll_common(
             set.fds[i].store(-1, Ordering::Relaxed);
             continue;
         }
-        if set.events[i].load(Ordering::Relaxed) & libc::EPOLLET as u32 != 0 {
+        if k >= max {
+            break;
+        }
+        let generation = u64::from_le_bytes(s.data[j * 8..j * 8 + 8].try_into().unwrap_or([0; 8]));
+        let edge = set.events[i].load(Ordering::Relaxed) & libc::EPOLLET as u32 != 0;
+        if edge {
+            // A read side asked for (armed, or after a report: the host counted it only after
+            // a new write) that is ready is a new edge.
+            let asked_now = entry.events as u16 as u32 & READ_SIDE;
+            set.armed[i].fetch_or(revents & asked_now, Ordering::Relaxed);
             // An error or hang-up is reported whether or not its edge was armed.
             let always = (libc::EPOLLERR | libc::EPOLLHUP) as u32;
             revents &= set.armed[i].fetch_and(!revents, Ordering::Relaxed) | always;
         }
-        if revents != 0 && k < max as usize {
+        if revents != 0 {
+            if edge && revents & READ_SIDE != 0 {
+                set.seen[i].store(generation, Ordering::Relaxed);
+            }
             let e = &mut *out.add(k);
             e.events = revents;
             e.u64 = set.data[i].load(Ordering::Relaxed);
@@ -292,11 +346,7 @@ unsafe fn epoll_common(
             k += 1;
         }
     }
-    if k == 0 && crate::time::now_ns() < deadline {
-        // Woken only by descriptors that are gone: wait on for the others.
-        return epoll_common(epfd, out, max, deadline);
-    }
-    k as c_int
+    k
 }
 
 #[no_mangle]

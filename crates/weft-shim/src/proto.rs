@@ -97,7 +97,12 @@ pub const OP_RECVFROM: u32 = 8;
 /// `args[0]` = count, `args[1]` = absolute deadline ns or u64::MAX; `polls[..count]`;
 /// `args[2]` = 1 if the caller also watches real descriptors (it is woken to look again when
 /// another thread of its node has run), `args[3]` = 1 if this is such a second look that found
-/// nothing (the caller ran no program code since its last request, so it is not activity).
+/// nothing (the caller ran no program code since its last request, so it is not activity),
+/// `args[4]` = 1 for a blocking write's wait for room, `args[5]` = the epoll set (0: `poll` or
+/// `select`). An epoll wait also carries one u64 per entry in `data`: 0, or the read
+/// generation the entry last reported plus one (its read side counts only once the object was
+/// written since); the answer puts each entry's current read generation plus one there (0: the
+/// object has none). See `epoll::READ_SIDE`.
 pub const OP_POLL: u32 = 9;
 /// `args[0]` fd closed.
 pub const OP_CLOSE: u32 = 10;

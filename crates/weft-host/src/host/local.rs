@@ -29,6 +29,8 @@ pub(super) enum Local {
     EventFd {
         count: u64,
         semaphore: bool,
+        /// Writes ever made (its read generation: each is a new edge for `EPOLLET`).
+        writes: u64,
     },
 }
 
@@ -126,7 +128,8 @@ impl World<'_> {
     pub(super) fn op_eventfd(&mut self, c: Caller, slot: &mut Slot) -> Reply {
         let fd = slot.args[0] as i32;
         self.close_fd(c.node, fd);
-        let local = Local::EventFd { count: slot.args[1] as u64, semaphore: slot.args[2] != 0 };
+        let (count, semaphore) = (slot.args[1] as u64, slot.args[2] != 0);
+        let local = Local::EventFd { count, semaphore, writes: 0 };
         self.fds.open_local(c.node, fd, local);
         Reply::Ret(0)
     }
@@ -187,7 +190,7 @@ impl World<'_> {
             Local::PipeRead(p) | Local::Unix { rx: p, shut_rd: false, .. } => *p,
             Local::Unix { .. } => return Some(0),
             Local::PipeWrite(_) => return Some(-(libc::EBADF as i64)),
-            Local::EventFd { count, semaphore } => {
+            Local::EventFd { count, semaphore, .. } => {
                 if cap < 8 {
                     return Some(-(libc::EINVAL as i64));
                 }
@@ -240,7 +243,7 @@ impl World<'_> {
             Some(Local::Unix { tx: p, shut_wr: false, .. }) => (*p, false),
             Some(Local::Unix { .. }) => return -(libc::EPIPE as i64),
             Some(Local::PipeRead(_)) => return -(libc::EBADF as i64),
-            Some(Local::EventFd { count, .. }) => {
+            Some(Local::EventFd { count, writes, .. }) => {
                 let Some(bytes) = data.get(..8) else { return -(libc::EINVAL as i64) };
                 let v = u64::from_le_bytes(bytes.try_into().expect("8 bytes"));
                 if v == u64::MAX {
@@ -250,6 +253,7 @@ impl World<'_> {
                     return -(libc::EAGAIN as i64);
                 }
                 *count += v;
+                *writes += 1;
                 return 8;
             }
         };
@@ -284,6 +288,19 @@ impl World<'_> {
             self.pipes.drop_end(tx, false);
         }
         0
+    }
+
+    /// How often the object `fd` reads from was written (None: not a local object that reads):
+    /// each write is a new edge for an `EPOLLET` waiter on Linux, also when it finds bytes or a
+    /// count there already.
+    pub(super) fn read_generation(&self, node: u32, fd: i32) -> Option<u64> {
+        match self.fds.local(node, fd)? {
+            Local::PipeRead(p) | Local::Unix { rx: p, .. } => {
+                Some(self.pipes.pipes.get(p)?.written)
+            }
+            Local::EventFd { writes, .. } => Some(*writes),
+            Local::PipeWrite(_) => None,
+        }
     }
 
     /// poll() readiness of a local object (None: `fd` is not one).

@@ -44,29 +44,44 @@ impl World<'_> {
     }
 
     pub(super) fn poll_ready(&self, node: u32, p: usize, slot: &mut Slot, count: usize) -> usize {
+        let epoll = slot.args[5] != 0;
         let mut n = 0;
-        for e in slot.polls[..count].iter_mut() {
-            e.revents = 0;
-            if e.fd < 0 {
-                continue;
+        for k in 0..count {
+            let PollEntry { fd, events, .. } = slot.polls[k];
+            let mut re = if fd < 0 { 0 } else { self.revents(node, p, fd, events) };
+            if epoll {
+                re &= !self.read_edge(node, fd, &mut slot.data[k * 8..k * 8 + 8]);
             }
-            let special = self.timerfd_readable(p, e.fd);
-            if let Some(readable) = special.or_else(|| self.signalfd_readable(p, e.fd)) {
-                if readable && e.events & libc::POLLIN != 0 {
-                    e.revents = libc::POLLIN;
-                    n += 1;
-                }
-                continue;
-            }
-            e.revents = match self.local_revents(node, e.fd, e.events) {
-                Some(re) => re,
-                None => self.sock_revents(node, e.fd, e.events),
-            };
-            if e.revents != 0 {
-                n += 1;
-            }
+            slot.polls[k].revents = re;
+            n += (re != 0) as usize;
         }
         n
+    }
+
+    /// poll() readiness of simulated descriptor `fd` of process `p` for `events`.
+    fn revents(&self, node: u32, p: usize, fd: i32, events: i16) -> i16 {
+        let special = self.timerfd_readable(p, fd);
+        if let Some(readable) = special.or_else(|| self.signalfd_readable(p, fd)) {
+            return if readable && events & libc::POLLIN != 0 { libc::POLLIN } else { 0 };
+        }
+        match self.local_revents(node, fd, events) {
+            Some(re) => re,
+            None => self.sock_revents(node, fd, events),
+        }
+    }
+
+    /// An epoll entry's read edge (`OP_POLL`): the read-side bits that may not count (no write
+    /// into `fd`'s object since the generation in `edge`, when one is there), and `edge` set to
+    /// the object's read generation now (plus one; 0: it has none).
+    fn read_edge(&self, node: u32, fd: i32, edge: &mut [u8]) -> i16 {
+        let after = u64::from_le_bytes(edge.try_into().expect("8 bytes"));
+        let now = self.read_generation(node, fd).map_or(0, |g| g + 1);
+        edge.copy_from_slice(&now.to_le_bytes());
+        if after != 0 && after == now {
+            libc::POLLIN | libc::POLLRDNORM | libc::POLLRDHUP | libc::POLLPRI
+        } else {
+            0
+        }
     }
 
     /// poll() readiness of a socket (`POLLNVAL`: `fd` is not open).

@@ -286,6 +286,52 @@ static void scm_credentials(void) {
     say("sendmsg", sendmsg(sv[1], &m, 0));
 }
 
+static int edge_efd, edge_pipe[2], edge_sv[2];
+
+static void *edge_writer(void *arg) {
+    (void)arg;
+    struct timespec gap = {0, 10000000};
+    for (int i = 0; i < 3; i++) {
+        nanosleep(&gap, NULL);
+        eventfd_write(edge_efd, 1);
+        nanosleep(&gap, NULL);
+        write(edge_pipe[1], "e", 1);
+        nanosleep(&gap, NULL);
+        write(edge_sv[1], "e", 1);
+    }
+    return NULL;
+}
+
+/* Edge-triggered epoll on an eventfd, a pipe and a socketpair that are written again and again
+ * and never read (mio's waker, in every tokio runtime, is such an eventfd): Linux reports a new
+ * edge for every write, also when the object was readable already; once the writes stop, the
+ * level that was reported stays quiet. */
+static void edges(void) {
+    edge_efd = eventfd(0, EFD_NONBLOCK);
+    pipe2(edge_pipe, O_NONBLOCK);
+    socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, edge_sv);
+    int ep = epoll_create1(0);
+    int fds[3] = {edge_efd, edge_pipe[0], edge_sv[0]}, seen[3] = {0, 0, 0};
+    for (int i = 0; i < 3; i++) {
+        struct epoll_event ev = {EPOLLIN | EPOLLET, {.u64 = (uint64_t)i}};
+        epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev);
+    }
+    pthread_t t;
+    pthread_create(&t, NULL, edge_writer, NULL);
+    for (int round = 0; round < 9 && seen[0] + seen[1] + seen[2] < 9; round++) {
+        struct epoll_event out[3];
+        int n = epoll_wait(ep, out, 3, 1000);
+        if (n == 0) say("edge wait timed out in round", round);
+        for (int i = 0; i < n; i++) seen[out[i].data.u64]++;
+    }
+    pthread_join(t, NULL);
+    say("eventfd edges", seen[0]);
+    say("pipe edges", seen[1]);
+    say("socketpair edges", seen[2]);
+    struct epoll_event out[3];
+    say("events once the writes stopped", epoll_wait(ep, out, 3, 50));
+}
+
 int main(int argc, char **argv) {
     const char *s = argc > 1 ? argv[1] : "";
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -293,6 +339,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(s, "eventfd")) eventfds();
     else if (!strcmp(s, "socketpair")) socketpairs();
     else if (!strcmp(s, "blocking")) blocking();
+    else if (!strcmp(s, "edges")) edges();
     else if (!strcmp(s, "owners")) owners();
     else if (!strcmp(s, "scm_rights")) scm_rights();
     else if (!strcmp(s, "scm_credentials")) scm_credentials();
