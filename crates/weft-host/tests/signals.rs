@@ -82,6 +82,24 @@ fn signalfd_reads_raised_and_sent_signals_in_read_poll_and_epoll() {
     parity("signalfd");
 }
 
+/// A SIGCHLD handler that writes to a pipe in an epoll set which also holds a real descriptor
+/// wakes the wait (EINTR, then the pipe), on every seed. The signal could come with the
+/// answer that made the waiter look at its real descriptors again; the shim queued it for the
+/// hook's return and waited on, so the handler never ran and its write never came (Python's
+/// multiprocessing forkserver, with `signal.set_wakeup_fd`, never saw a child end).
+#[test]
+fn a_signal_ends_an_epoll_wait_that_also_watches_real_descriptors() {
+    let (want, status) = native("selfpipe");
+    assert!(status.success(), "{status:?}");
+    for seed in 1..=8 {
+        let cfg = common::config("signals", &["selfpipe"], 1);
+        let mut d = Decisions::random(seed);
+        let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
+        assert_eq!(out.report.outcome, Outcome::Pass, "seed {seed}: {:?}", out.lines);
+        assert_eq!(text(&out), want, "seed {seed}: shim (left) vs native (right)");
+    }
+}
+
 #[test]
 fn sigterm_default_action_kills_the_process() {
     let (want, status) = native("term");

@@ -274,7 +274,7 @@ unsafe fn epoll_common(
     let mut k = 0;
     set.waiting.fetch_add(1, Ordering::Relaxed);
     crate::poll::EPOLL_TAG.with(|t| t.set(tag(set)));
-    let r = poll_loop(n, deadline, has_real, || {
+    let r = poll_loop(n, deadline, has_real, true, || {
         let args = [epfd as i64, out as i64, max as i64, 0, 0, 0];
         k = sys::raw_ret(libc::SYS_epoll_wait, args).max(0) as usize;
         k

@@ -70,11 +70,16 @@ unsafe fn real_poll_now(fds: &mut [libc::pollfd]) -> usize {
 /// every hand-off; answers how many are ready). Only simulated threads can make a real
 /// descriptor of this process ready (a pipe, an eventfd), so the host wakes a thread that has
 /// real descriptors whenever another thread of its process has run, and it looks again.
-/// Answers the total ready, or -errno.
+/// Answers the total ready, or -errno. A signal the host handed over with an answer (its
+/// handler runs when the hook returns) ends a wait that found nothing with `EINTR`, as on
+/// Linux (`interruptible`; a `read` waiting here does not end so): looking again instead left
+/// a self-pipe's handler unrun (Python's `signal.set_wakeup_fd`: multiprocessing's forkserver
+/// never saw its children end).
 pub(crate) unsafe fn poll_loop(
     count: usize,
     deadline: u64,
     has_real: bool,
+    interruptible: bool,
     mut check_real: impl FnMut() -> usize,
 ) -> i64 {
     let mut again = false;
@@ -90,6 +95,9 @@ pub(crate) unsafe fn poll_loop(
         let total = r as usize + real;
         if total > 0 || !has_real || now_ns() >= deadline {
             return total as i64;
+        }
+        if interruptible && crate::signals::queued() {
+            return -(libc::EINTR as i64);
         }
     }
 }
@@ -107,7 +115,7 @@ pub(crate) unsafe fn await_real(fd: c_int, events: i16) {
     if fl < 0 || fl & libc::O_NONBLOCK as i64 != 0 {
         return;
     }
-    poll_loop(0, u64::MAX, true, || real_poll_now(&mut p));
+    poll_loop(0, u64::MAX, true, false, || real_poll_now(&mut p));
 }
 
 /// What the host is asked to watch for: `POLLRDNORM` and `POLLWRNORM` (varnish polls a
@@ -159,7 +167,7 @@ unsafe fn poll_common(fds: *mut libc::pollfd, n: libc::nfds_t, deadline: u64) ->
             nreal += 1;
         }
     }
-    let r = poll_loop(n, deadline, nreal > 0, || real_poll_now(&mut real[..nreal]));
+    let r = poll_loop(n, deadline, nreal > 0, true, || real_poll_now(&mut real[..nreal]));
     if r < 0 {
         return ret_errno(r) as c_int;
     }
@@ -242,7 +250,7 @@ unsafe fn select_common(
             count += 1;
         }
     }
-    let ret = poll_loop(count, deadline, nreal > 0, || real_poll_now(&mut real[..nreal]));
+    let ret = poll_loop(count, deadline, nreal > 0, true, || real_poll_now(&mut real[..nreal]));
     if ret < 0 {
         return ret_errno(ret) as c_int;
     }

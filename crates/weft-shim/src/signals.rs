@@ -167,6 +167,11 @@ pub(crate) fn answered(slot: *mut Slot, op: u32) -> Option<i64> {
     }
 }
 
+/// Whether signals handed over to this thread wait to be delivered.
+pub(crate) fn queued() -> bool {
+    QUEUED.try_with(|c| c.get()).unwrap_or(0) > 0
+}
+
 /// Runs the signals queued for this thread (from `Guard::drop`, when a hooked call returns to
 /// the program); keeps `errno` as the call left it, as the kernel does.
 pub(crate) fn deliver_queued() {

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/timerfd.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -293,6 +295,44 @@ static void sigfd(void) {
     close(fd);
 }
 
+static int self_pipe[2];
+
+static void on_child(int sig) {
+    (void)sig;
+    write(self_pipe[1], "c", 1);
+}
+
+/* The self-pipe trick (Python's signal.set_wakeup_fd, multiprocessing's forkserver): an epoll
+ * set that also holds a descriptor the shim leaves real (a datagram socketpair end), a SIGCHLD
+ * handler that writes to a pipe in the set, and a child that makes calls before it exits (each
+ * makes the waiter look at its real descriptor again). The wait without a timeout must end
+ * with EINTR, and then the pipe's event. */
+static void selfpipe(int rounds) {
+    pipe(self_pipe);
+    int real[2];
+    socketpair(AF_UNIX, SOCK_DGRAM, 0, real);
+    install(SIGCHLD, on_child, 0);
+    int ep = epoll_create1(0);
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = 1};
+    epoll_ctl(ep, EPOLL_CTL_ADD, self_pipe[0], &ev);
+    struct epoll_event rev = {.events = EPOLLIN, .data.u64 = 2};
+    epoll_ctl(ep, EPOLL_CTL_ADD, real[0], &rev);
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct timespec tick = {0, 1000000};
+        nanosleep(&tick, NULL);
+        for (int i = 0; i < rounds; i++) sched_yield();
+        _exit(3);
+    }
+    struct epoll_event out;
+    int n;
+    while ((n = epoll_wait(ep, &out, 1, -1)) < 0 && errno == EINTR) puts("epoll_wait: EINTR");
+    puts(n == 1 && out.data.u64 == 1 ? "the pipe woke epoll_wait" : "something else woke it");
+    int st;
+    waitpid(pid, &st, 0);
+    printf("child exit %d\n", WEXITSTATUS(st));
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char *s = argc > 1 ? argv[1] : "";
@@ -308,6 +348,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(s, "sigwait")) waitsig();
     else if (!strcmp(s, "real")) real_signal();
     else if (!strcmp(s, "signalfd")) sigfd();
+    else if (!strcmp(s, "selfpipe")) selfpipe(argc > 2 ? atoi(argv[2]) : 5);
     else {
         fprintf(stderr, "unknown scenario %s\n", s);
         return 2;
