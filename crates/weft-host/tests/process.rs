@@ -75,10 +75,27 @@ fn a_named_semaphore_mapped_at_two_addresses_wakes_across_processes() {
 /// (before, passing descriptors exited 4).
 #[test]
 fn descriptors_passed_over_a_socketpair_work_in_the_receiver() {
+    passfd_like_native(&[]);
+}
+
+/// The same over a named `AF_UNIX` socket the child accepts on, which the kernel carries (as
+/// Python's multiprocessing forkserver gets each new child's pipes): before, the simulated
+/// pipe arrived as its bare placeholder, the parent read nothing from it, and Python's
+/// forkserver died of `BrokenPipeError`.
+#[test]
+fn descriptors_passed_over_a_named_unix_socket_work_in_the_receiver() {
+    passfd_like_native(&["named"]);
+}
+
+fn passfd_like_native(args: &[&str]) {
     let bin = common::compile("passfd", &[]);
-    let native = Command::new(&bin).output().expect("run natively");
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("passfd{args:?}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let native = Command::new(&bin).args(args).current_dir(&dir).output().expect("run natively");
     assert!(native.status.success(), "{native:?}");
-    let cfg = weft_host::HostConfig::new(bin, vec![], 1);
+    let args = args.iter().map(|a| a.to_string()).collect();
+    let mut cfg = weft_host::HostConfig::new(bin, args, 1);
+    cfg.work_dir = Some(dir.join("work"));
     for seed in 1..=3 {
         let mut d = Decisions::random(seed);
         let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();

@@ -77,6 +77,7 @@ mod io;
 mod local;
 mod machine;
 mod passfds;
+mod passreal;
 mod pidcalls;
 mod pktinfo;
 

@@ -13,9 +13,9 @@ use crate::prelude::*;
 use core::cell::RefCell;
 
 /// Linux's `SCM_MAX_FD`.
-const MAX_FDS: usize = 253;
+pub(crate) const MAX_FDS: usize = 253;
 /// Control buffer for that many (CMSG_SPACE(253 * 4) = 1032 bytes), 8-aligned.
-type Control = [u64; 130];
+pub(crate) type Control = [u64; 130];
 
 /// The batch the last read took: its number (0: none) and its real descriptors.
 struct Taken {
@@ -74,6 +74,23 @@ pub(crate) unsafe fn rights(m: &libc::msghdr, out: &mut [c_int; MAX_FDS]) -> Opt
 /// `sendmsg` with `SCM_RIGHTS` on simulated socketpair end `fd`: the bytes of `iov` with the
 /// descriptors `fds`.
 pub(crate) unsafe fn send(fd: c_int, iov: &[libc::iovec], flags: c_int, fds: &[c_int]) -> ssize_t {
+    let batch = stage(fd, fds, false);
+    let sent = real_send(fd, batch, fds);
+    let r = if sent < 0 {
+        set_errno(-sent as c_int);
+        -1
+    } else {
+        crate::sockets::send_common(fd, iov, flags, ptr::null(), 0)
+    };
+    if r <= 0 {
+        drop_batch(fd, 0);
+    }
+    r
+}
+
+/// Checks that `fds` can be passed, and gives them to the host as a batch sent on `fd`
+/// (`carried`: the kernel carries its number, see `crate::passreal`); answers its number.
+pub(crate) unsafe fn stage(fd: c_int, fds: &[c_int], carried: bool) -> u64 {
     for &f in fds {
         if matches!(
             fdtable::kind(f),
@@ -89,23 +106,20 @@ pub(crate) unsafe fn send(fd: c_int, iov: &[libc::iovec], flags: c_int, fds: &[c
     let s = slot();
     s.args[0] = fd as i64;
     s.args[1] = fds.len() as i64;
+    s.args[2] = carried as i64;
     for (i, f) in fds.iter().enumerate() {
         s.data[i * 4..i * 4 + 4].copy_from_slice(&f.to_le_bytes());
     }
-    let batch = handoff(OP_PASS);
-    let sent = real_send(fd, batch as u64, fds);
-    let r = if sent < 0 {
-        set_errno(-sent as c_int);
-        -1
-    } else {
-        crate::sockets::send_common(fd, iov, flags, ptr::null(), 0)
-    };
-    if r <= 0 {
-        slot().args[0] = fd as i64;
-        slot().args[1] = -1;
-        handoff(OP_PASS);
-    }
-    r
+    handoff(OP_PASS) as u64
+}
+
+/// The send of batch `batch` (0: the one staged on `fd`) failed: the host drops it.
+pub(crate) unsafe fn drop_batch(fd: c_int, batch: u64) {
+    let s = slot();
+    s.args[0] = fd as i64;
+    s.args[1] = -1;
+    s.args[3] = batch as i64;
+    handoff(OP_PASS);
 }
 
 /// Sends `batch`'s number with the real descriptors `fds` over the real socketpair at `fd`.
@@ -202,8 +216,9 @@ pub(crate) unsafe fn discard() {
 }
 
 /// Tells the host which of batch `batch`'s `fds` the process keeps (the first `keep`), closes the others for
-/// real, and records the kept ones as what the host says they are.
-unsafe fn adopt(batch: u64, fds: &[c_int], keep: usize) {
+/// real, and records the kept ones as what the host says they are; answers the host's answer
+/// (-errno: the kept ones stay real).
+pub(crate) unsafe fn adopt(batch: u64, fds: &[c_int], keep: usize) -> i64 {
     let s = slot();
     s.args[0] = batch as i64;
     s.args[1] = fds.len() as i64;
@@ -211,8 +226,8 @@ unsafe fn adopt(batch: u64, fds: &[c_int], keep: usize) {
         let at = if i < keep { f } else { -1 };
         s.data[i * 4..i * 4 + 4].copy_from_slice(&at.to_le_bytes());
     }
-    handoff(OP_ADOPT);
-    let kinds: [u8; MAX_FDS] = core::array::from_fn(|i| slot().data[i]);
+    let r = handoff(OP_ADOPT);
+    let kinds: [u8; MAX_FDS] = core::array::from_fn(|i| if r < 0 { 0 } else { slot().data[i] });
     for (i, &f) in fds.iter().enumerate() {
         if i >= keep {
             sys::raw(libc::SYS_close, [f as i64, 0, 0, 0, 0, 0]);
@@ -229,4 +244,5 @@ unsafe fn adopt(batch: u64, fds: &[c_int], keep: usize) {
             _ => {}
         }
     }
+    r
 }

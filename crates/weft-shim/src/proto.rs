@@ -253,8 +253,10 @@ pub const OP_SIGNALFD: u32 = 60;
 /// how many were taken, their `SigInfo`s in `data`, or -EAGAIN.
 pub const OP_SIGNALFD_READ: u32 = 61;
 /// Stage descriptors to pass (`SCM_RIGHTS`) with the next bytes written to socketpair end
-/// `args[0]`: `args[1]` of them, i32 each in `data` (-1: drop the staged batch). Answer the
-/// batch's number (> 0). A read that takes those bytes answers the number in `args[5]`.
+/// `args[0]`: `args[1]` of them, i32 each in `data` (-1: drop batch `args[3]`, 0 the staged
+/// one). Answer the batch's number (> 0). A read that takes those bytes answers the number in
+/// `args[5]`. With `args[2]` = 1 the batch is only registered: the kernel carries its number
+/// (a real socket, `passreal`).
 pub const OP_PASS: u32 = 62;
 /// Batch `args[0]` was received: `args[1]` new descriptor numbers (i32 each in `data`, -1 for
 /// one not kept). Answer 0, and in `data` a byte per descriptor: 1 datagram socket, 2 stream

@@ -154,6 +154,7 @@ pub unsafe extern "C" fn accept(fd: c_int, addr: *mut sockaddr, len: *mut sockle
         if active() && fdtable::is_inet(fd) {
             return accept_common(fd, addr, len, 0);
         }
+        await_real_recv(fd, 0);
     }
     real!(accept: fn(c_int, *mut sockaddr, *mut socklen_t) -> c_int)(fd, addr, len)
 }
@@ -169,6 +170,7 @@ pub unsafe extern "C" fn accept4(
         if active() && fdtable::is_inet(fd) {
             return accept_common(fd, addr, len, flags);
         }
+        await_real_recv(fd, 0);
     }
     real!(accept4: fn(c_int, *mut sockaddr, *mut socklen_t, c_int) -> c_int)(fd, addr, len, flags)
 }
@@ -479,6 +481,11 @@ pub unsafe extern "C" fn sendmsg(fd: c_int, msg: *const libc::msghdr, flags: c_i
             refuse_passed_descriptors(m);
             return send_common(fd, iov, flags, m.msg_name as *const sockaddr, m.msg_namelen);
         }
+        if active() && !msg.is_null() {
+            if let Some(r) = crate::passreal::send(fd, msg, flags) {
+                return r;
+            }
+        }
     }
     sys::raw(libc::SYS_sendmsg, [fd as i64, msg as i64, flags as i64, 0, 0, 0]) as ssize_t
 }
@@ -555,19 +562,26 @@ pub unsafe extern "C" fn recvmsg(fd: c_int, msg: *mut libc::msghdr, flags: c_int
             return r;
         }
     }
+    let mut got = None;
     if let Some(_g) = Guard::enter() {
         await_real_recv(fd, flags);
+        if active() && !msg.is_null() {
+            // Descriptors may come with it (`passreal`).
+            got = Some(crate::passreal::recv(fd, msg, flags));
+        }
     }
-    let r = sys::raw(libc::SYS_recvmsg, [fd as i64, msg as i64, flags as i64, 0, 0, 0]);
+    let r = got.unwrap_or_else(|| {
+        sys::raw_ret(libc::SYS_recvmsg, [fd as i64, msg as i64, flags as i64, 0, 0, 0])
+    });
     if r >= 0 && !msg.is_null() {
         virtual_creds(&*msg);
     }
-    r as ssize_t
+    ret_errno(r) as ssize_t
 }
 
-/// Before a blocking receive on a real socket (an `AF_UNIX` kind the shim leaves real): waits
-/// in the host until it cannot block, as `read` does, so the thread never sleeps in the kernel
-/// holding the baton while the sender waits for it.
+/// Before a blocking receive or `accept` on a real socket (an `AF_UNIX` kind the shim leaves
+/// real): waits in the host until it cannot block, as `read` does, so the thread never sleeps
+/// in the kernel holding the baton while the sender (or connecting process) waits for it.
 unsafe fn await_real_recv(fd: c_int, flags: c_int) {
     if active() && fdtable::kind(fd) == FdKind::Real && flags & libc::MSG_DONTWAIT == 0 {
         crate::poll::await_real(fd, libc::POLLIN);

@@ -5,7 +5,10 @@
 //! the receiving process, referring to that same object, when a read takes the bytes it was
 //! sent with. A sender stages its batch (`OP_PASS`), and the next bytes it writes to that
 //! socket carry it; a read that starts at them takes it, and the receiver adopts each
-//! descriptor at the number the kernel gave it (`OP_ADOPT`) or drops it.
+//! descriptor at the number the kernel gave it (`OP_ADOPT`) or drops it. Over a real socket
+//! (a named `AF_UNIX` one: Python's multiprocessing forkserver) the kernel carries the batch's
+//! number too, in a marker descriptor beside the others (`weft-shim/src/passreal.rs`), so the
+//! batch is only registered, not staged.
 
 use super::fds::ObjId;
 use super::*;
@@ -20,11 +23,16 @@ pub(super) struct Passing {
 
 impl World<'_> {
     /// `OP_PASS`: stages the `args[1]` descriptors in `data` (i32 each) to go with the next
-    /// bytes written to socket `args[0]` (answer the batch's number), or (`args[1]` = -1)
-    /// drops the staged batch (the send failed).
+    /// bytes written to socket `args[0]` (answer the batch's number; `args[2]` = 1: only
+    /// registers it, the kernel carries its number), or (`args[1]` = -1) drops batch `args[3]`
+    /// (0: the staged one; the send failed).
     pub(super) fn op_pass(&mut self, c: Caller, slot: &mut Slot) -> Reply {
         if slot.args[1] < 0 {
-            if let Some((_, batch)) = self.passing.staged.remove(&c.t) {
+            let batch = match slot.args[3] {
+                0 => self.passing.staged.remove(&c.t).map(|s| s.1),
+                b => Some(b as u64),
+            };
+            if let Some(batch) = batch {
                 self.release_batch(batch);
             }
             return Reply::Ret(0);
@@ -43,6 +51,9 @@ impl World<'_> {
         self.passing.next += 1;
         let batch = self.passing.next;
         self.passing.batches.insert(batch, objs);
+        if slot.args[2] == 1 {
+            return Reply::Ret(batch as i64);
+        }
         if let Some((_, old)) = self.passing.staged.insert(c.t, (slot.args[0] as i32, batch)) {
             self.release_batch(old);
         }
@@ -68,6 +79,11 @@ impl World<'_> {
         let Some(objs) = self.passing.batches.remove(&(slot.args[0] as u64)) else {
             return Reply::Ret(-(libc::EINVAL as i64));
         };
+        if objs.iter().flatten().any(|id| id.0 != c.node) {
+            // Sent from another node (over a real socket): its objects live there.
+            objs.into_iter().flatten().for_each(|id| self.release_obj(id));
+            return Reply::Ret(-(libc::EXDEV as i64));
+        }
         let given = (slot.args[1].max(0) as usize).min(objs.len());
         let fds: Vec<i32> = (0..given)
             .map(|i| i32::from_le_bytes(slot.data[i * 4..i * 4 + 4].try_into().expect("4")))

@@ -2,8 +2,13 @@
  * end, a socketpair end and a file. The child writes to the first two and reads the third; the
  * parent, having closed its own copies, reads what the child wrote and then EOF (the passed
  * descriptor was the last writer). A second batch read with a plain read() is discarded, as
- * Linux does: the parent sees that pipe's EOF at once. */
+ * Linux does: the parent sees that pipe's EOF at once.
+ * usage: passfd [named]: with "named", over a named AF_UNIX socket the child accepts on (as
+ * Python's multiprocessing forkserver gets its pipes), the second batch read by a recvmsg
+ * without a control buffer (which discards it too). */
 #include <fcntl.h>
+#include <stdlib.h>
+#include <sys/un.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -25,6 +30,40 @@ static int send_fds(int s, const int *fds, int n, char tag) {
     c->cmsg_len = CMSG_LEN(n * sizeof(int));
     memcpy(CMSG_DATA(c), fds, n * sizeof(int));
     return (int)sendmsg(s, &m, 0);
+}
+
+static int named;
+
+/* A connected pair through a named socket in the working directory: the parent's end in
+ * *a, and the child's, after it forked and accepted, in *b (the parent gets -1 there). */
+static pid_t connect_named(int *a, int *b) {
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    strcpy(addr.sun_path, "passfd.sock");
+    unlink(addr.sun_path);
+    int l = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (bind(l, (struct sockaddr *)&addr, sizeof addr) != 0 || listen(l, 1) != 0) exit(3);
+    pid_t pid = fork();
+    if (pid == 0) {
+        *b = accept(l, NULL, NULL);
+        return 0;
+    }
+    close(l);
+    *a = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (connect(*a, (struct sockaddr *)&addr, sizeof addr) != 0) exit(4);
+    *b = -1;
+    return pid;
+}
+
+static void discard_next(int s, char *tag) {
+    if (!named) {
+        read(s, tag, 1); /* the second batch, by plain read: its descriptor is discarded */
+        return;
+    }
+    struct iovec iov = {tag, 1};
+    struct msghdr m = {0};
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    recvmsg(s, &m, 0); /* no control buffer: discarded as well */
 }
 
 static int child(int s) {
@@ -50,15 +89,15 @@ static int child(int s) {
     close(fds[0]);
     close(fds[1]);
     close(fds[2]);
-    read(s, &tag, 1); /* the second batch, by plain read: its descriptor is discarded */
+    discard_next(s, &tag);
     printf("child read '%c' without taking its descriptor\n", tag);
     return 0;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IONBF, 0);
-    int sp[2], q[2], p[2], p2[2];
-    socketpair(AF_UNIX, SOCK_STREAM, 0, sp);
+    named = argc > 1 && !strcmp(argv[1], "named");
+    int sp[2] = {-1, -1}, q[2], p[2], p2[2];
     socketpair(AF_UNIX, SOCK_STREAM, 0, q);
     pipe(p);
     pipe(p2);
@@ -67,7 +106,13 @@ int main(void) {
     fflush(f);
     int file = dup(fileno(f));
     lseek(file, 0, SEEK_SET);
-    pid_t pid = fork();
+    pid_t pid;
+    if (named) {
+        pid = connect_named(&sp[0], &sp[1]);
+    } else {
+        socketpair(AF_UNIX, SOCK_STREAM, 0, sp);
+        pid = fork();
+    }
     if (pid == 0) {
         close(sp[0]);
         close(p[0]);
@@ -76,7 +121,7 @@ int main(void) {
         close(p2[1]);
         return child(sp[1]);
     }
-    close(sp[1]);
+    if (sp[1] >= 0) close(sp[1]);
     int fds[3] = {p[1], q[0], file};
     send_fds(sp[0], fds, 3, 'a');
     close(p[1]);
