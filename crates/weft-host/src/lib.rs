@@ -35,6 +35,7 @@ mod host;
 mod hostsfile;
 mod idmap;
 mod privrun;
+mod privtmp;
 mod region;
 mod spawn;
 mod symbols;

@@ -10,60 +10,88 @@
 
 use std::sync::OnceLock;
 
-/// Where the machine's `/run` is held open while the overlay is mounted over it.
+/// Where the machine's directory is held open while the overlay is mounted over it.
 const LOWER_FD: i32 = 1020;
 const TMPFS: &std::ffi::CStr = c"tmpfs";
 const OVERLAY: &std::ffi::CStr = c"overlay";
-const RUN: &std::ffi::CStr = c"/run";
-const UPPER: &std::ffi::CStr = c"/run/.weft-upper";
-const WORK: &std::ffi::CStr = c"/run/.weft-work";
-/// The overlay's options: in a user namespace the kernel wants `userxattr` (5.11 and later).
-const OPTIONS: [&std::ffi::CStr; 2] = [
-    c"lowerdir=/proc/self/fd/1020,upperdir=/run/.weft-upper,workdir=/run/.weft-work",
-    c"lowerdir=/proc/self/fd/1020,upperdir=/run/.weft-upper,workdir=/run/.weft-work,userxattr",
-];
+
+/// A directory a node gets its own copy of: the machine's below, a fresh tmpfs above.
+pub(crate) struct Layer {
+    pub(crate) dir: &'static std::ffi::CStr,
+    pub(crate) upper: &'static std::ffi::CStr,
+    pub(crate) work: &'static std::ffi::CStr,
+    /// The tmpfs's mode option; the upper directory's mode (the merged directory's own).
+    pub(crate) tmpfs_mode: &'static std::ffi::CStr,
+    pub(crate) mode: libc::mode_t,
+    /// The overlay's options: in a user namespace the kernel wants `userxattr` (5.11 and later).
+    pub(crate) options: [&'static std::ffi::CStr; 2],
+}
+
+/// `/run`.
+const RUN: Layer = Layer {
+    dir: c"/run",
+    upper: c"/run/.weft-upper",
+    work: c"/run/.weft-work",
+    tmpfs_mode: c"mode=755",
+    mode: 0o755,
+    options: [
+        c"lowerdir=/proc/self/fd/1020,upperdir=/run/.weft-upper,workdir=/run/.weft-work",
+        c"lowerdir=/proc/self/fd/1020,upperdir=/run/.weft-upper,workdir=/run/.weft-work,userxattr",
+    ],
+};
 
 /// Between fork and exec, in the node's new mount namespace: mounts the overlay on `/run`,
 /// or leaves the machine's `/run` as it was. True when the node has its own.
 pub(crate) fn mount_private_run() -> bool {
-    // SAFETY: open/dup2/close/mount/mkdir/umount2 are async-signal-safe system calls on
-    // constant NUL-terminated strings.
-    unsafe {
-        let fd = libc::open(RUN.as_ptr(), libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC);
-        if fd < 0 {
-            return false;
-        }
-        if fd != LOWER_FD && libc::dup2(fd, LOWER_FD) < 0 {
-            libc::close(fd);
-            return false;
-        }
-        if fd != LOWER_FD {
-            libc::close(fd);
-        }
-        let ok = overlay();
-        libc::close(LOWER_FD);
-        ok
+    // SAFETY: only constant NUL-terminated paths.
+    unsafe { mount_private(&RUN) }
+}
+
+/// Mounts `layer`'s overlay on its directory, or leaves the machine's as it was (true: done).
+///
+/// # Safety
+/// Between fork and exec: open/dup2/close/mount/mkdir/chmod/umount2 are async-signal-safe.
+pub(crate) unsafe fn mount_private(layer: &Layer) -> bool {
+    let fd = libc::open(layer.dir.as_ptr(), libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC);
+    if fd < 0 {
+        return false;
     }
+    if fd != LOWER_FD && libc::dup2(fd, LOWER_FD) < 0 {
+        libc::close(fd);
+        return false;
+    }
+    if fd != LOWER_FD {
+        libc::close(fd);
+    }
+    let ok = overlay(layer);
+    libc::close(LOWER_FD);
+    ok
 }
 
 /// The tmpfs (holding the overlay's upper and work directories), then the overlay on it.
-unsafe fn overlay() -> bool {
+unsafe fn overlay(layer: &Layer) -> bool {
+    let dir = layer.dir.as_ptr();
     let flags = libc::MS_NOSUID | libc::MS_NODEV;
-    let mode = c"mode=755".as_ptr().cast();
-    if libc::mount(TMPFS.as_ptr(), RUN.as_ptr(), TMPFS.as_ptr(), flags, mode) != 0 {
+    let mode = layer.tmpfs_mode.as_ptr().cast();
+    if libc::mount(TMPFS.as_ptr(), dir, TMPFS.as_ptr(), flags, mode) != 0 {
         return false;
     }
-    if libc::mkdir(UPPER.as_ptr(), 0o755) != 0 || libc::mkdir(WORK.as_ptr(), 0o755) != 0 {
-        libc::umount2(RUN.as_ptr(), libc::MNT_DETACH);
+    let (upper, work) = (layer.upper.as_ptr(), layer.work.as_ptr());
+    // chmod: mkdir's mode passes through the umask (a sticky /tmp would lose its bits).
+    if libc::mkdir(upper, 0o755) != 0
+        || libc::chmod(upper, layer.mode) != 0
+        || libc::mkdir(work, 0o755) != 0
+    {
+        libc::umount2(dir, libc::MNT_DETACH);
         return false;
     }
-    for options in OPTIONS {
+    for options in layer.options {
         let data = options.as_ptr().cast();
-        if libc::mount(OVERLAY.as_ptr(), RUN.as_ptr(), OVERLAY.as_ptr(), flags, data) == 0 {
+        if libc::mount(OVERLAY.as_ptr(), dir, OVERLAY.as_ptr(), flags, data) == 0 {
             return true;
         }
     }
-    libc::umount2(RUN.as_ptr(), libc::MNT_DETACH);
+    libc::umount2(dir, libc::MNT_DETACH);
     false
 }
 

@@ -410,7 +410,10 @@ pub(crate) fn spawn(spec: &SpawnSpec<'_>) -> io::Result<Spawned> {
                 configure_loopback(&address);
             }
             match &view {
-                Some(view) => bind_view(view, true)?,
+                Some(view) => {
+                    bind_view(view, true)?;
+                    crate::privtmp::mount_private_tmp(view);
+                }
                 None if netns => own_mounts()?,
                 None => {}
             }

@@ -171,6 +171,36 @@ fn each_node_has_its_own_run_directory() {
     assert!(!real.exists(), "the run left {} behind", real.display());
 }
 
+/// Each node has its own `/tmp` (an overlay on the machine's) when it runs in a working folder,
+/// as the CLI's runs do: a file one node writes there is not the other's, the machine's files
+/// show through, the working directory is still the run's folder under `/tmp/weft-run`, and
+/// nothing of the run is left in the machine's `/tmp` (Python's `tempfile.mkdtemp` found the
+/// names the run before had left there taken, and every run of one seed differed).
+#[test]
+fn each_node_has_its_own_tmp_directory() {
+    if !weft_host::netns_available() {
+        return; // no mount namespace: the machine's /tmp
+    }
+    let machine = std::path::Path::new("/tmp/weft-privtmp-machine");
+    std::fs::write(machine, "x").unwrap();
+    let script = "if [ {id} = 0 ]; then echo n0 > /tmp/weft-privtmp-test; sleep 0.01; \
+                  else sleep 0.005; fi; cat /tmp/weft-privtmp-test 2>/dev/null || echo none; \
+                  test -e /tmp/weft-privtmp-machine && echo machine files show; pwd; \
+                  stat -c %a /tmp";
+    let mut cfg = weft_host::HostConfig::new("/bin/sh", vec!["-c".into(), script.into()], 2);
+    cfg.work_dir = Some(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("privtmp"));
+    let out = run(&cfg);
+    let text = out.render();
+    assert_eq!(out.report.outcome, Outcome::Pass, "{text}");
+    assert!(text.contains("n0 | n0"), "{text}");
+    assert!(text.contains("n1 | none"), "the other node's file: {text}");
+    assert_eq!(text.matches("machine files show").count(), 2, "{text}");
+    assert!(text.contains("n1 | /tmp/weft-run/n1"), "{text}");
+    assert_eq!(text.matches("| 1777").count(), 2, "{text}");
+    let real = std::path::Path::new("/tmp/weft-privtmp-test");
+    assert!(!real.exists(), "the run left {} behind", real.display());
+}
+
 /// Every node's name (`n<id>`, its host name) resolves to the address other nodes reach it at,
 /// for every node, through the ordinary `/etc/hosts` lookup (Erlang's `-sname`, Java's
 /// `getLocalHost` and squid look up their own name).
