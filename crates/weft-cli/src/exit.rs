@@ -7,7 +7,7 @@
 //! | 1 | a violation was found (`explore`), or reproduced (`replay`); includes `target_crashed` and `resource_limit` |
 //! | 2 | usage or input error: bad flag, unknown target/variant/option/property, an option or scenario value out of range, malformed, truncated or oversized repro or cluster file, a missing / non-ELF program, a changed binary, a `process` repro without `--allow-exec`, unwritable output, a check of nothing (`--runs 0`) |
 //! | 3 | divergence: a replay did not reproduce the recorded run, or `check-determinism` found two runs of one seed that differ |
-//! | 4 | unsupported: the target did something weft cannot simulate faithfully |
+//! | 4 | unsupported: the target did something weft cannot simulate faithfully (`run`, `replay`; `check-determinism` when a seed's runs end so; `explore` when no violation was found and some run ended so, naming the first) |
 //! | 70 | internal error: a bug in weft |
 //! | 130 | interrupted (Ctrl-C, SIGTERM, SIGHUP) before any violation was found |
 

@@ -149,6 +149,26 @@ fn escapes_from_the_shim_are_unsupported_with_the_reason() {
     assert!(text(&o).contains("statically linked"), "{}", text(&o));
 }
 
+/// `check-determinism` and `explore` of a program weft refuses (a static binary) exit 4 with
+/// the reason, as `weft run` does: they said "deterministic" and "no violation found", exit 0.
+#[test]
+fn checks_of_a_refused_program_are_unsupported_with_the_reason() {
+    let stat = compile("pingpong", &["-static"]);
+    let program = format!("program={}", stat.display());
+    let d =
+        weft(&["check-determinism", "process", "-o", &program, "-o", "nodes=1", "--seeds", "2"]);
+    assert_eq!(d.status.code(), Some(4), "{}", text(&d));
+    assert!(text(&d).contains("statically linked"), "{}", text(&d));
+    assert!(!text(&d).contains("deterministic:"), "{}", text(&d));
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("explore-refused");
+    let out = out.to_str().unwrap();
+    let e =
+        weft(&["explore", "process", "-o", &program, "-o", "nodes=1", "--runs", "2", "--out", out]);
+    assert_eq!(e.status.code(), Some(4), "{}", text(&e));
+    assert!(text(&e).contains("UNSUPPORTED in 2 of 2 runs"), "{}", text(&e));
+    assert!(text(&e).contains("statically linked"), "{}", text(&e));
+}
+
 #[test]
 fn a_missing_program_is_an_input_error() {
     let not_elf = Path::new(env!("CARGO_TARGET_TMPDIR")).join("not-elf");

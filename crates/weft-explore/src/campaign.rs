@@ -14,7 +14,9 @@ use crate::exhaustive::{self, ExhaustiveStats};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
-use weft_core::{derive_seed, Decisions, Observer, Ratio, Rng, RunReport, Runner, Scenario};
+use weft_core::{
+    derive_seed, Decisions, Observer, Outcome, Ratio, Rng, RunReport, Runner, Scenario,
+};
 
 /// How a campaign picks each run's scenario and decisions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -139,6 +141,9 @@ pub struct CampaignResult {
     pub unsupported: Option<String>,
     /// Whether the campaign ended because `Control::should_stop` said so.
     pub interrupted: bool,
+    /// The run with the lowest index that ended `Unsupported` (the target met something weft
+    /// cannot simulate), with its outcome's text: random and swarm campaigns only.
+    pub first_unsupported: Option<(u64, String)>,
 }
 
 /// Collects the distinct features a run reaches.
@@ -302,6 +307,7 @@ struct Tally {
     runs: u64,
     events: u64,
     failures: u64,
+    first_unsupported: Option<(u64, String)>,
 }
 
 impl Tally {
@@ -309,7 +315,14 @@ impl Tally {
     fn add(&mut self, out: &RunOut) -> bool {
         self.runs += 1;
         self.events += out.found.report.events;
-        *self.outcomes.entry(out.found.report.outcome.kind().to_string()).or_default() += 1;
+        let outcome = &out.found.report.outcome;
+        *self.outcomes.entry(outcome.kind().to_string()).or_default() += 1;
+        let index = out.found.run_index;
+        if matches!(outcome, Outcome::Unsupported { .. })
+            && self.first_unsupported.as_ref().is_none_or(|(i, _)| index < *i)
+        {
+            self.first_unsupported = Some((index, outcome.to_string()));
+        }
         self.sometimes.extend(out.found.report.sometimes.iter().cloned());
         if out.failed {
             self.failures += 1;
@@ -342,6 +355,7 @@ impl Tally {
             exhaustive: None,
             unsupported: None,
             interrupted,
+            first_unsupported: self.first_unsupported,
         }
     }
 }

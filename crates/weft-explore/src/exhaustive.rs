@@ -200,5 +200,6 @@ pub(crate) fn run(
         exhaustive: Some(stats),
         unsupported,
         interrupted,
+        first_unsupported: None,
     }
 }

@@ -20,7 +20,7 @@ pub use campaign::{
 };
 pub use eval::{evaluate, wilson95, CampaignEnd, Difference, EvalOptions, Evaluation, VariantEval};
 pub use exhaustive::{ExhaustiveStats, MAX_CHOICES};
-pub use replay::{check_seed, replay, Divergence, Replayed};
+pub use replay::{check_seed, check_seed_report, replay, Divergence, Replayed};
 pub use repro::{
     explore, found_repro, replay_repro, repro_sizes, shrink_repro, ReplayVerdict, Unsupported,
 };

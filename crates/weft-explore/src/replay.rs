@@ -64,6 +64,15 @@ impl std::fmt::Display for Divergence {
 
 /// Runs `seed` twice from random decisions, recording both traces; None if they agree.
 pub fn check_seed(runner: &dyn Runner, scenario: &Scenario, seed: u64) -> Option<Divergence> {
+    check_seed_report(runner, scenario, seed).err().map(|d| *d)
+}
+
+/// [`check_seed`], answering the report both runs agreed on.
+pub fn check_seed_report(
+    runner: &dyn Runner,
+    scenario: &Scenario,
+    seed: u64,
+) -> Result<RunReport, Box<Divergence>> {
     let run = || {
         let mut d = Decisions::random(seed);
         let mut rec = Recorder::default();
@@ -73,18 +82,18 @@ pub fn check_seed(runner: &dyn Runner, scenario: &Scenario, seed: u64) -> Option
     let (ra, ea) = run();
     let (rb, eb) = run();
     if ra == rb && ea == eb {
-        return None;
+        return Ok(ra);
     }
     let n = ea.len().max(eb.len());
     let index = (0..n)
         .find(|&i| ea.get(i).map(|e| e.hash) != eb.get(i).map(|e| e.hash) || ea.get(i) != eb.get(i))
         .unwrap_or(n);
     let end = |r: &RunReport| format!("{} after {} events", r.outcome, r.events);
-    Some(Divergence {
+    Err(Box::new(Divergence {
         seed,
         index: index as u64,
         first: ea.get(index).cloned(),
         second: eb.get(index).cloned(),
         ends: [end(&ra), end(&rb)],
-    })
+    }))
 }

@@ -1,10 +1,11 @@
 //! `weft check-determinism`: each seed run twice with its trace hashes compared; the first
-//! differing event is named.
+//! differing event is named. A seed whose runs both end unsupported ends the check, exit 4.
 
 use super::flags::{describe_spec, TargetArgs};
 use crate::exit::Code;
 use anyhow::{bail, Result};
 use clap::Args;
+use weft_core::Outcome;
 
 #[derive(Args)]
 pub(super) struct DeterminismArgs {
@@ -33,9 +34,19 @@ pub(super) fn check_determinism(a: DeterminismArgs) -> Result<Code> {
     );
     for i in 0..a.seeds {
         let seed = weft_core::derive_seed(a.seed, i);
-        if let Some(d) = weft_explore::check_seed(runner.as_ref(), &scenario, seed) {
-            println!("NONDETERMINISM {d}");
-            return Ok(Code::Diverged);
+        match weft_explore::check_seed_report(runner.as_ref(), &scenario, seed) {
+            Err(d) => {
+                println!("NONDETERMINISM {d}");
+                return Ok(Code::Diverged);
+            }
+            // Alike, but not a run of the program as it runs natively: saying "deterministic"
+            // of a program weft refused (a Go binary) or stopped would mislead.
+            Ok(r) if matches!(r.outcome, Outcome::Unsupported { .. }) => {
+                println!("UNSUPPORTED seed {seed:#x}: both runs ended alike, {}", r.outcome);
+                println!("  weft cannot run this program faithfully; nothing more was checked");
+                return Ok(Code::Unsupported);
+            }
+            Ok(_) => {}
         }
     }
     println!("deterministic: {} seeds, each run twice, identical traces", a.seeds);

@@ -150,6 +150,17 @@ pub(crate) fn report_campaign(
         if result.runs == 0 {
             bail!("the --time budget allowed no run: nothing was checked (give more time)");
         }
+        if let Some((index, why)) = &result.first_unsupported {
+            // Runs weft could not simulate faithfully checked nothing past that point.
+            let n = result.outcomes.iter().find(|(k, _)| k == "unsupported").map_or(0, |o| o.1);
+            out.line(format!(
+                "UNSUPPORTED in {n} of {} runs, first run {index}: {why}",
+                result.runs
+            ));
+            out.line(format!("no violation found in {} runs", result.runs));
+            summary["unsupported"] = json!(why);
+            return finish(Code::Unsupported, summary);
+        }
         out.line(format!("no violation found in {} runs", result.runs));
         return finish(Code::Ok, summary);
     };
