@@ -16,6 +16,12 @@ use weft_host::HostConfig;
 /// The workload compiled against the system's libsqlite3, or `None` (with the reason printed)
 /// when the library's header is not installed.
 fn workload() -> Option<PathBuf> {
+    // The tests of this file run at once: one build for all of them.
+    static BUILT: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    BUILT.get_or_init(build).clone()
+}
+
+fn build() -> Option<PathBuf> {
     if !Path::new("/usr/include/sqlite3.h").exists() {
         assert!(
             option_env!("WEFT_REQUIRE_PACKAGES").is_none(),

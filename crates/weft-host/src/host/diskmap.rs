@@ -1,7 +1,7 @@
 //! Shared mappings of simulated files (`mmap(MAP_SHARED)` of a data-directory file, any
 //! protection). The disk model has no pages a process could share, so while a file is mapped
-//! shared on a node its bytes also live in a real backing file the host keeps (in a folder of
-//! its own under the temporary directory), and every shared mapping of it on the node maps
+//! shared on a node its bytes also live in a real backing file the host keeps (in the run's
+//! folder, or a folder of the temporary directory), and every shared mapping of it on the node maps
 //! that file: stores through one mapping are seen by the node's other mappings at once, as
 //! in one page cache, and a mapping sees `write`s and truncations as they happen.
 //!
@@ -19,7 +19,7 @@
 
 use super::*;
 use std::os::unix::fs::FileExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use weft_core::{stable_hash, Site, SiteKind};
 
 /// One live shared mapping.
@@ -36,6 +36,8 @@ struct Mapping {
 struct Backing {
     file: std::fs::File,
     path: PathBuf,
+    /// Its path as the node's processes see it (under the run's view of its folder).
+    shown: PathBuf,
     /// The simulated file's path when it was first mapped (for the trace).
     name: String,
     /// A writable mapping of it lived since its stores were last taken in: only then can the
@@ -53,8 +55,25 @@ pub(super) struct Mappings {
     live: BTreeMap<(u32, i64), Mapping>,
     next: i64,
     backing: BTreeMap<(u32, usize), Backing>,
-    /// The folder of the backing files, made at the first shared mapping of the run.
+    /// The folder of the backing files in the host's temporary directory, when the run has
+    /// no folder of its own (removed with the run).
     dir: Option<PathBuf>,
+}
+
+/// Where backing files go: (the folder, as the node's processes see it). In the run's folder
+/// when there is one, which the nodes see (at `VIEW_DIR` inside their own `/tmp` when the run
+/// has a view: a file in the machine's `/tmp` would be copied up into the node's overlay at
+/// its first writable open, and stores would go to the copy); else the host's temporary
+/// directory.
+pub(super) fn backing_dirs(cfg: &HostConfig) -> Option<(PathBuf, PathBuf)> {
+    let run = cfg.run_dir.as_ref()?;
+    let real = run.join(".weft-maps");
+    let shown = if cfg.run_view {
+        Path::new(crate::workdir::VIEW_DIR).join(".weft-maps")
+    } else {
+        real.clone()
+    };
+    Some((real, shown))
 }
 
 impl Drop for Mappings {
@@ -92,21 +111,30 @@ impl Mappings {
         self.backing.keys().copied().filter(|&(n, i)| !self.mapped(n, i)).collect()
     }
 
-    /// A new backing file holding `bytes`, opened read-write.
+    /// A new backing file holding `bytes`, opened read-write, in `dirs` (see
+    /// [`backing_dirs`]; `None`: a folder of the host's temporary directory).
     fn make(
         &mut self,
-        node: u32,
-        inode: usize,
+        (node, inode): (u32, usize),
         bytes: &[u8],
         name: &str,
+        dirs: Option<(PathBuf, PathBuf)>,
     ) -> io::Result<&mut Backing> {
-        if self.dir.is_none() {
-            let k = FOLDERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let dir = std::env::temp_dir().join(format!("weft-maps-{}-{k}", std::process::id()));
-            std::fs::create_dir_all(&dir)?;
-            self.dir = Some(dir);
-        }
-        let path = self.dir.as_ref().expect("made above").join(format!("n{node}-i{inode}"));
+        let (dir, shown_dir) = match dirs {
+            Some(d) => d,
+            None => {
+                if self.dir.is_none() {
+                    let k = FOLDERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let tmp = std::env::temp_dir();
+                    self.dir = Some(tmp.join(format!("weft-maps-{}-{k}", std::process::id())));
+                }
+                let d = self.dir.clone().expect("set above");
+                (d.clone(), d)
+            }
+        };
+        std::fs::create_dir_all(&dir)?;
+        let file_name = format!("n{node}-i{inode}");
+        let (path, shown) = (dir.join(&file_name), shown_dir.join(&file_name));
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -114,7 +142,8 @@ impl Mappings {
             .truncate(true)
             .open(&path)?;
         file.write_all_at(bytes, 0)?;
-        let b = Backing { file, path, name: name.to_string(), corrupted: None, stored: false };
+        let name = name.to_string();
+        let b = Backing { file, path, shown, name, corrupted: None, stored: false };
         Ok(self.backing.entry((node, inode)).or_insert(b))
     }
 }
@@ -158,7 +187,7 @@ impl World<'_> {
     /// the file's page-in, on which `disk.corrupt_read` may flip a byte (named against `fd`).
     fn backing_of(&mut self, node: u32, inode: usize, fd: i32, name: &str) -> io::Result<PathBuf> {
         if let Some(b) = self.disks.maps.backing.get(&(node, inode)) {
-            return Ok(b.path.clone());
+            return Ok(b.shown.clone());
         }
         let disk = &self.nd(node).disk;
         let mut bytes = disk.read_inode(inode, 0, disk.inode_size(inode)).to_vec();
@@ -170,9 +199,9 @@ impl World<'_> {
             bytes[k] ^= 0x40;
             let _ = self.injected(node, fd, &format!("byte {k} of a read corrupted"), 0);
         }
-        let b = self.disks.maps.make(node, inode, &bytes, name)?;
+        let b = self.disks.maps.make((node, inode), &bytes, name, backing_dirs(self.cfg))?;
         b.corrupted = corrupted;
-        Ok(b.path.clone())
+        Ok(b.shown.clone())
     }
 
     /// `DISK_UNMAP`: the mapping with token `args[1]` ended.
