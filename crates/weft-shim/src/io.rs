@@ -1,7 +1,8 @@
 //! The generic descriptor calls — `read`, `write`, `readv`, `writev`, `close`,
 //! `close_range`/`closefrom`, `dup`/`dup2`/`dup3`, `fcntl`,
 //! `ioctl` — dispatched by what the descriptor table says an fd is (a file of the simulated
-//! disk goes to [`crate::datadir`]); and `io_uring`, which cannot be simulated.
+//! disk goes to [`crate::datadir`]); and `io_uring_setup`, which the simulated machine's
+//! kernel does not have (`ENOSYS`).
 
 use crate::epoll::forget_epoll;
 use crate::files::{record_file, record_io};
@@ -399,7 +400,9 @@ pub unsafe extern "C" fn ioctl(fd: c_int, req: c_ulong, arg: *mut c_void) -> c_i
     r
 }
 
+/// The simulated machine's kernel has no io_uring (see `sys`'s trap): `ENOSYS`.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_setup(_entries: c_uint, _params: *mut c_void) -> c_long {
-    unsupported(b"io_uring_setup: io_uring is not simulated", libc::SYS_io_uring_setup, 0)
+    set_errno(libc::ENOSYS);
+    -1
 }

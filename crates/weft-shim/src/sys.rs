@@ -97,9 +97,11 @@ const TRAPPED: &[(i64, &[u8])] = &[
     (libc::SYS_epoll_wait, b"epoll_wait"),
     (libc::SYS_epoll_pwait, b"epoll_pwait"),
     (libc::SYS_epoll_pwait2, b"epoll_pwait2"),
+    // The simulated machine's kernel has neither io_uring nor Linux AIO (their completions
+    // would come in real time, and a wait for them in `io_getevents` blocked unseen): the
+    // handler answers `ENOSYS`, as a kernel built without them does, and programs fall back
+    // (libuv to epoll, MariaDB's InnoDB to its own threads).
     (libc::SYS_io_uring_setup, b"io_uring_setup"),
-    // Linux AIO (libaio's raw calls): completions would come in real time, and a wait for them
-    // in `io_getevents` blocked unseen (MariaDB's fallback from io_uring).
     (libc::SYS_io_setup, b"io_setup"),
     // Replacing the image must keep the shim, and waiting for a child must happen in virtual
     // time: both only through the hooks.
@@ -464,6 +466,10 @@ extern "C" fn on_sigsys(_sig: c_int, info: *mut libc::siginfo_t, ctx: *mut c_voi
             let (first, last, flags) = (args[0] as u32, args[1] as u32, args[2] as c_int);
             let r = crate::io::close_range_served(first, last, flags);
             g[libc::REG_RAX as usize] = if r < 0 { -(*libc::__errno_location() as i64) } else { 0 };
+            return;
+        }
+        if nr == libc::SYS_io_uring_setup || nr == libc::SYS_io_setup {
+            g[libc::REG_RAX as usize] = -(libc::ENOSYS as i64);
             return;
         }
         if let Some(r) = crate::machine::trapped(nr, &args) {
