@@ -338,9 +338,16 @@ impl World<'_> {
         }
     }
 
+    /// send() on a stream. While its connect is in progress Linux waits for the handshake
+    /// (`sk_stream_wait_connect`): `EAGAIN` here, so a blocking sender waits for `POLLOUT`
+    /// in the shim and a non-blocking one polls (Knot DNS sends its refresh query right after
+    /// a non-blocking connect; `ENOTCONN` made it give the connection up).
     pub(super) fn stream_send(&mut self, node: u32, fd: i32, data: &[u8]) -> i64 {
         let Some((conn, end)) = self.my_conn(node, fd) else {
-            return -(libc::ENOTCONN as i64);
+            return match self.fds.sock(node, fd).map(|s| &s.stream) {
+                Some(Some(Stream::Connecting(_))) => -(libc::EAGAIN as i64),
+                _ => -(libc::ENOTCONN as i64),
+            };
         };
         let c = &self.conns[&conn];
         if c.reset {

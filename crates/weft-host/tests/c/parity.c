@@ -619,6 +619,19 @@ int main(int argc, char **argv) {
         close(s2);
         printf("client eof %zd\n", recv(c, buf, sizeof buf, 0));
         close(c);
+        /* A send right after a non-blocking connect: Linux waits for the handshake
+         * (EAGAIN when non-blocking; on loopback it may be done already), never ENOTCONN. */
+        int e = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+        connect(e, (struct sockaddr *)&a, sizeof a);
+        ssize_t early = send(e, "x", 1, MSG_NOSIGNAL);
+        printf("send while connecting sent or EAGAIN %d\n", early == 1 || errno == EAGAIN);
+        struct pollfd pe = {e, POLLOUT, 0};
+        while (early != 1 && poll(&pe, 1, 1000) == 1 && !(pe.revents & (POLLERR | POLLHUP)))
+            early = send(e, "x", 1, MSG_NOSIGNAL);
+        int s3 = accept(l, NULL, NULL);
+        printf("then sent %zd read %zd\n", early, read(s3, buf, 1));
+        close(s3);
+        close(e);
         close(l);
         int d = socket(AF_INET, SOCK_STREAM, 0);
         r = connect(d, (struct sockaddr *)&a, sizeof a);
