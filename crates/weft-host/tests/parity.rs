@@ -75,6 +75,13 @@ fn tcp_streams() {
     parity("tcp");
 }
 
+/// `sendfile` from a file to a stream and to a pipe, with and without an offset, and from a
+/// stream: the kernel would have written into the placeholder socket (lighttpd's bodies).
+#[test]
+fn sendfile_to_simulated_descriptors() {
+    parity("sendfile");
+}
+
 #[test]
 fn process_identity() {
     parity("pid");

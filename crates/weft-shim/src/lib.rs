@@ -88,6 +88,7 @@ mod process;
 mod procfs;
 mod random;
 mod rawcalls;
+mod sendfile;
 mod sharedkeys;
 mod sigfd;
 mod signals;

@@ -72,6 +72,7 @@ unsafe fn descriptor_call(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
         libc::SYS_pread64 => crate::files::pread64(i(0), p(1), u(2), a[3]) as c_long,
         libc::SYS_pwrite64 => crate::files::pwrite64(i(0), p(1), u(2), a[3]) as c_long,
         libc::SYS_lseek => crate::datadir::lseek(i(0), a[1], i(2)) as c_long,
+        libc::SYS_sendfile => crate::sendfile::sendfile(i(0), i(1), p(2).cast(), u(3)) as c_long,
         libc::SYS_close => crate::io::close(i(0)) as c_long,
         libc::SYS_dup => crate::io::dup(i(0)) as c_long,
         libc::SYS_dup2 => crate::io::dup2(i(0), i(1)) as c_long,

@@ -20,6 +20,7 @@
 #include <sched.h>
 #include <sys/random.h>
 #include <sys/select.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <semaphore.h>
 #include <sys/syscall.h>
@@ -332,6 +333,75 @@ static void ipv6_scenario(void) {
     int r = getaddrinfo(NULL, "7000", &hints, &res);
     printf("getaddrinfo passive %d\n", r);
     if (r == 0) freeaddrinfo(res);
+}
+
+static int sf_file;
+static ssize_t sf_sent;
+
+static void *sf_writer(void *arg) {
+    (void)arg;
+    off_t off = 0;
+    sf_sent = 0;
+    while (sf_sent < (ssize_t)sizeof big) {
+        ssize_t k = sendfile(big_fd, sf_file, &off, sizeof big - (size_t)sf_sent);
+        if (k <= 0) break;
+        sf_sent += k;
+    }
+    printf("sendfile to a stream %zd offset %ld\n", sf_sent, (long)off);
+    return NULL;
+}
+
+/* sendfile from a file to a TCP stream (blocking, from another thread: natively it may wait for
+ * the reader), to a pipe, and without an offset (the file offset moves). */
+static void sendfile_scenario(void) {
+    char path[] = "/tmp/weft-parity-sendfile-XXXXXX";
+    sf_file = mkstemp(path);
+    unlink(path);
+    for (size_t i = 0; i < sizeof big; i++) big[i] = (char)(i * 13 + 1);
+    printf("file written %zd\n", write(sf_file, big, sizeof big));
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    bind(l, (struct sockaddr *)&a, sizeof a);
+    listen(l, 8);
+    socklen_t al = sizeof a;
+    getsockname(l, (struct sockaddr *)&a, &al);
+    big_fd = socket(AF_INET, SOCK_STREAM, 0);
+    printf("connect %d\n", connect(big_fd, (struct sockaddr *)&a, sizeof a));
+    int s2 = accept(l, NULL, NULL);
+    pthread_t t;
+    pthread_create(&t, NULL, sf_writer, NULL);
+    size_t got = 0;
+    while (got < sizeof back) {
+        ssize_t k = read(s2, back + got, sizeof back - got);
+        if (k <= 0) break;
+        got += (size_t)k;
+    }
+    pthread_join(t, NULL);
+    printf("read %zu intact %d\n", got, !memcmp(big, back, sizeof big));
+    int p[2];
+    pipe(p);
+    off_t off = 1000;
+    ssize_t k = sendfile(p[1], sf_file, &off, 500);
+    printf("sendfile to a pipe %zd offset %ld\n", k, (long)off);
+    char buf[500];
+    k = read(p[0], buf, sizeof buf);
+    printf("pipe read %zd same %d\n", k, !memcmp(buf, big + 1000, 500));
+    lseek(sf_file, 10, SEEK_SET);
+    printf("sendfile without offset %zd\n", sendfile(p[1], sf_file, NULL, 20));
+    printf("file offset %ld\n", (long)lseek(sf_file, 0, SEEK_CUR));
+    k = read(p[0], buf, 20);
+    printf("pipe read %zd same %d\n", k, !memcmp(buf, big + 10, 20));
+    printf("client wrote %zd\n", write(big_fd, "abc", 3));
+    k = sendfile(p[1], s2, NULL, 3);
+    printf("sendfile from a stream %zd\n", k);
+    k = read(p[0], buf, 3);
+    printf("pipe read %zd same %d\n", k, !memcmp(buf, "abc", 3));
+    close(p[0]);
+    close(p[1]);
+    close(s2);
+    close(big_fd);
+    close(l);
+    close(sf_file);
 }
 
 int main(int argc, char **argv) {
@@ -655,6 +725,8 @@ int main(int argc, char **argv) {
         CPU_ZERO(&set);
         sched_getaffinity(me, sizeof set, &set);
         printf("sched_setaffinity own pid %d\n", sched_setaffinity(me, sizeof set, &set));
+    } else if (!strcmp(s, "sendfile")) {
+        sendfile_scenario();
     } else {
         printf("unknown scenario %s\n", s);
         return 2;
