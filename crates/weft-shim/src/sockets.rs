@@ -22,17 +22,31 @@ unsafe fn reuse_options(fd: c_int) -> i64 {
     (addr | port) as i64
 }
 
+/// Ends the run for an IP socket of a type the network model has no place for, naming the
+/// type and protocol asked (keepalived's VRRP socket is `SOCK_RAW` protocol 112, ping's
+/// `SOCK_RAW` protocol 1): the user learns which feature of the program met it.
+fn refuse_socket_type(domain: c_int, base: c_int, proto: c_int) -> ! {
+    let mut buf = [0u8; 160];
+    let mut t = crate::text::Text::new(&mut buf);
+    t.put(if domain == libc::AF_INET { b"socket(AF_INET, " } else { b"socket(AF_INET6, " });
+    match base {
+        libc::SOCK_RAW => t.put(b"SOCK_RAW"),
+        libc::SOCK_SEQPACKET => t.put(b"SOCK_SEQPACKET"),
+        _ => t.put(b"type ").num(base as u64),
+    };
+    t.put(b", protocol ").num(proto as u64);
+    t.put(b"): only SOCK_DGRAM and SOCK_STREAM are simulated (raw IP is not)");
+    let n = t.len();
+    unsupported(&buf[..n], libc::SYS_socket, 0)
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn socket(domain: c_int, ty: c_int, proto: c_int) -> c_int {
     if let Some(_g) = Guard::enter() {
         if active() && (domain == libc::AF_INET || domain == libc::AF_INET6) {
             let base = ty & !(libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC);
             if base != libc::SOCK_DGRAM && base != libc::SOCK_STREAM {
-                unsupported(
-                    b"socket(AF_INET/AF_INET6): only SOCK_DGRAM and SOCK_STREAM are simulated",
-                    libc::SYS_socket,
-                    0,
-                );
+                refuse_socket_type(domain, base, proto);
             }
             let stream = base == libc::SOCK_STREAM;
             // A real (never used) socket of the same type holds the fd number, so unhooked

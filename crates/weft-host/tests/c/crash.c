@@ -1,6 +1,7 @@
 /* Ends badly on purpose: "segv" dereferences NULL, "exit3" exits with status 3, "spin"
  * busy-waits on the clock until the second turns (it ends: calls cost modelled time), "block" waits forever on a socket, "uring" sets up
- * an io_uring and "aio" a Linux AIO context (the simulated machine has neither: ENOSYS). */
+ * an io_uring and "aio" a Linux AIO context (the simulated machine has neither: ENOSYS), "raw"
+ * opens a raw ICMP socket (not simulated). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
 #include <time.h>
 
 int main(int argc, char **argv) {
@@ -36,6 +38,7 @@ int main(int argc, char **argv) {
         printf("io_uring_setup %ld ENOSYS %d\n", r, errno == ENOSYS);
         return 0;
     }
+    if (!strcmp(m, "raw")) return socket(AF_INET, SOCK_RAW, IPPROTO_ICMP) < 0;
     if (!strcmp(m, "block")) {
         int fd = socket(AF_INET, SOCK_DGRAM, 0);
         char c;
