@@ -155,6 +155,11 @@ fn crashes_bad_exits_hangs_and_deadlocks_are_outcomes() {
             if detail.contains("socket(AF_INET, SOCK_RAW, protocol 1)")),
         "{raw:?}"
     );
+    let packet = kind("packet");
+    assert!(
+        matches!(&packet, Outcome::Unsupported { detail } if detail.contains("AF_PACKET")),
+        "{packet:?}"
+    );
     let block = kind("block");
     assert!(
         matches!(&block, Outcome::Deadlock { detail }

@@ -66,6 +66,16 @@ pub unsafe extern "C" fn socket(domain: c_int, ty: c_int, proto: c_int) -> c_int
             handoff(OP_SOCKET);
             return fd;
         }
+        if active() && domain == libc::AF_PACKET {
+            // Link-layer frames: the simulated network has none, so a real packet socket in
+            // the node's namespace would send into nothing and never receive (keepalived's
+            // gratuitous ARP channel).
+            unsupported(
+                b"socket(AF_PACKET): link-layer sockets are not simulated",
+                libc::SYS_socket,
+                0,
+            );
+        }
     }
     sys::raw(libc::SYS_socket, [domain as i64, ty as i64, proto as i64, 0, 0, 0]) as c_int
 }

@@ -1,7 +1,7 @@
 /* Ends badly on purpose: "segv" dereferences NULL, "exit3" exits with status 3, "spin"
  * busy-waits on the clock until the second turns (it ends: calls cost modelled time), "block" waits forever on a socket, "uring" sets up
  * an io_uring and "aio" a Linux AIO context (the simulated machine has neither: ENOSYS), "raw"
- * opens a raw ICMP socket (not simulated). */
+ * opens a raw ICMP socket and "packet" a link-layer one (not simulated). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +10,8 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
+#include <linux/if_ether.h>
+#include <arpa/inet.h>
 #include <time.h>
 
 int main(int argc, char **argv) {
@@ -39,6 +41,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (!strcmp(m, "raw")) return socket(AF_INET, SOCK_RAW, IPPROTO_ICMP) < 0;
+    if (!strcmp(m, "packet")) return socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL)) < 0;
     if (!strcmp(m, "block")) {
         int fd = socket(AF_INET, SOCK_DGRAM, 0);
         char c;
