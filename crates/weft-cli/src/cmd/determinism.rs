@@ -5,6 +5,7 @@ use super::flags::{describe_spec, TargetArgs};
 use crate::exit::Code;
 use anyhow::{bail, Result};
 use clap::Args;
+use std::collections::BTreeMap;
 use weft_core::Outcome;
 
 #[derive(Args)]
@@ -32,6 +33,8 @@ pub(super) fn check_determinism(a: DeterminismArgs) -> Result<Code> {
         a.seeds,
         a.seed
     );
+    let mut outcomes: BTreeMap<&'static str, u64> = BTreeMap::new();
+    let mut events = 0u64;
     for i in 0..a.seeds {
         let seed = weft_core::derive_seed(a.seed, i);
         match weft_explore::check_seed_report(runner.as_ref(), &scenario, seed) {
@@ -46,9 +49,16 @@ pub(super) fn check_determinism(a: DeterminismArgs) -> Result<Code> {
                 println!("  weft cannot run this program faithfully; nothing more was checked");
                 return Ok(Code::Unsupported);
             }
-            Ok(_) => {}
+            Ok(report) => {
+                *outcomes.entry(report.outcome.kind()).or_default() += 1;
+                events += report.events;
+            }
         }
     }
     println!("deterministic: {} seeds, each run twice, identical traces", a.seeds);
+    // Runs that agree because both ended early (a start script failing after a crash) agree
+    // too: say how they ended, as explore does.
+    let ends: Vec<String> = outcomes.iter().map(|(k, n)| format!("{k}: {n}")).collect();
+    println!("  outcomes: {}  ({} events a run on average)", ends.join(", "), events / a.seeds);
     Ok(Code::Ok)
 }
