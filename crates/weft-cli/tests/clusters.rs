@@ -164,5 +164,35 @@ fn squid_caches_a_page_made_during_the_run_with_a_virtual_last_modified() {
             "n2 | X-Cache: HIT from n1",
         ];
         runs_twice_alike("squid.toml", &lines);
+/// Knot DNS: the secondary bootstraps the zone by AXFR and follows the primary's NOTIFY by
+/// IXFR (each request sent right after a non-blocking connect: a send while connecting waits),
+/// and dig reads the new record from the secondary.
+#[test]
+fn knot_secondary_transfers_the_zone_and_follows_notify() {
+    if installed(&["/usr/sbin/knotd", "/usr/sbin/knotc", "/usr/bin/kdig", "/usr/bin/dig"]) {
+        let lines = [
+            "[example.test.] AXFR, incoming, remote 127.1.0.1@7000, finished",
+            "n0 | knotc=0",
+            "[example.test.] IXFR, incoming, remote 127.1.0.1@7000, finished",
+            "n2 | 10.9.8.42",
+            "n2 | ns.example.test. admin.example.test. 2 3600 600 86400 300",
+        ];
+        runs_twice_alike("knot.toml", &lines);
+    }
+}
+
+/// lighttpd sends a file larger than a stream window with sendfile(2), in partial sends; curl
+/// gets every byte.
+#[test]
+fn lighttpd_serves_static_files_with_sendfile() {
+    if installed(&["/usr/sbin/lighttpd", "/usr/bin/curl"]) {
+        let lines = [
+            "n1 | hello from lighttpd",
+            "n1 | 1c0f34fee7176dc367bead8f96cba6bc  -",
+            "n1 | range 8 18519 18",
+            "n1 | 404",
+            "n1 | Content-Length: 228894",
+        ];
+        runs_twice_alike("lighttpd.toml", &lines);
     }
 }
