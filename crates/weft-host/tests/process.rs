@@ -194,6 +194,20 @@ fn a_shell_pipeline_runs_on_simulated_pipes() {
     parity("pipeline");
 }
 
+/// A line a child starts and its parent finishes is one line, as on the terminal they share
+/// natively (each process's output reaches the host through a pipe of its own, and a child's
+/// unfinished line was printed as a line of its own when it ended).
+#[test]
+fn a_line_a_child_starts_and_its_parent_ends_is_one_line() {
+    let script = "printf abc | cat; echo def; printf 'x y' | tr ' ' -; printf z; echo";
+    let native = Command::new("/bin/sh").args(["-c", script]).output().expect("sh runs");
+    let cfg = weft_host::HostConfig::new("/bin/sh", vec!["-c".into(), script.into()], 1);
+    let mut d = Decisions::random(1);
+    let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
+    let shim: String = out.lines.iter().map(|l| format!("{}\n", l.text)).collect();
+    assert_eq!(shim, String::from_utf8_lossy(&native.stdout), "shim (left) vs native (right)");
+}
+
 #[test]
 fn a_close_on_exec_pipe_closes_at_the_exec() {
     parity("cloexec");

@@ -115,6 +115,24 @@ impl World<'_> {
         }
     }
 
+    /// What process `p` printed after its last newline, as it ends: natively it shares its
+    /// terminal with the process that forked it, which goes on with the same line
+    /// (`printf abc | cat; echo def` prints `abcdef`), so a live parent's output continues it;
+    /// without one it is a line of its own.
+    fn finish_output(&mut self, p: usize) {
+        if self.procs[p].partial.is_empty() {
+            return;
+        }
+        let rest = std::mem::take(&mut self.procs[p].partial);
+        match self.procs[p].parent.filter(|&q| self.procs[q].alive) {
+            Some(q) => {
+                self.drain(q);
+                self.procs[q].partial.extend_from_slice(&rest);
+            }
+            None => self.emit_line(p, &rest),
+        }
+    }
+
     pub(super) fn emit_line(&mut self, p: usize, bytes: &[u8]) {
         let node = self.procs[p].node;
         let text = String::from_utf8_lossy(bytes).into_owned();
@@ -141,10 +159,7 @@ impl World<'_> {
     /// A process ended (`status` from waitpid).
     pub(super) fn died(&mut self, p: usize, status: i32) {
         self.drain(p);
-        if !self.procs[p].partial.is_empty() {
-            let rest = std::mem::take(&mut self.procs[p].partial);
-            self.emit_line(p, &rest);
-        }
+        self.finish_output(p);
         let node = self.procs[p].node;
         self.mark_gone(p);
         self.orphan_children(p);
