@@ -164,6 +164,9 @@ fn squid_caches_a_page_made_during_the_run_with_a_virtual_last_modified() {
             "n2 | X-Cache: HIT from n1",
         ];
         runs_twice_alike("squid.toml", &lines);
+    }
+}
+
 /// Knot DNS: the secondary bootstraps the zone by AXFR and follows the primary's NOTIFY by
 /// IXFR (each request sent right after a non-blocking connect: a send while connecting waits),
 /// and dig reads the new record from the secondary.
