@@ -427,6 +427,24 @@ fn harmless_socket_call(nr: i64, args: &[i64; 6]) -> bool {
     }
 }
 
+/// The answer of a trapped call the handler serves itself, wherever it was made from:
+/// `close_range` (simulated descriptors must be closed for the host too), io_uring and Linux
+/// AIO (`ENOSYS`: the simulated machine's kernel has neither), and what `machine` simulates.
+///
+/// # Safety
+/// In the SIGSYS handler, with the trapped call's arguments.
+unsafe fn served(nr: i64, args: &[i64; 6]) -> Option<i64> {
+    if nr == libc::SYS_close_range {
+        let (first, last, flags) = (args[0] as u32, args[1] as u32, args[2] as c_int);
+        let r = crate::io::close_range_served(first, last, flags);
+        return Some(if r < 0 { -(*libc::__errno_location() as i64) } else { 0 });
+    }
+    if nr == libc::SYS_io_uring_setup || nr == libc::SYS_io_setup {
+        return Some(-(libc::ENOSYS as i64));
+    }
+    crate::machine::trapped(nr, args)
+}
+
 /// SIGSYS from the filter: emulate libc's own `getrandom`, let libc's own non-IP socket calls run, report anything
 /// else.
 extern "C" fn on_sigsys(_sig: c_int, info: *mut libc::siginfo_t, ctx: *mut c_void) {
@@ -462,17 +480,7 @@ extern "C" fn on_sigsys(_sig: c_int, info: *mut libc::siginfo_t, ctx: *mut c_voi
             g[libc::REG_R8 as usize],
             g[libc::REG_R9 as usize],
         ];
-        if nr == libc::SYS_close_range {
-            let (first, last, flags) = (args[0] as u32, args[1] as u32, args[2] as c_int);
-            let r = crate::io::close_range_served(first, last, flags);
-            g[libc::REG_RAX as usize] = if r < 0 { -(*libc::__errno_location() as i64) } else { 0 };
-            return;
-        }
-        if nr == libc::SYS_io_uring_setup || nr == libc::SYS_io_setup {
-            g[libc::REG_RAX as usize] = -(libc::ENOSYS as i64);
-            return;
-        }
-        if let Some(r) = crate::machine::trapped(nr, &args) {
+        if let Some(r) = served(nr, &args) {
             g[libc::REG_RAX as usize] = r;
             return;
         }
