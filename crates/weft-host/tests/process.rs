@@ -380,9 +380,10 @@ fn process_groups_and_sessions_are_named_by_virtual_pids() {
 }
 
 /// Signals to a process group (`killpg`, `kill(0)`, `kill(-pgid)`) reach every process of the
-/// node in that group, the group named by virtual pids; they had ended the run, exit 4. (Not
-/// run natively here: `kill(0)` would reach the test runner's own group. Natively, under
-/// `setsid`, it prints these lines, in an order the kernel's scheduler picks.)
+/// node in that group, the group named by virtual pids, and `kill(-1)` every process of the
+/// node but the caller; they had ended the run, exit 4. (Not run natively here: `kill(0)`
+/// would reach the test runner's own group, `kill(-1)` every process of its user. Natively, under
+/// `setsid`, it prints the lines before `kill(-1)`, in an order the kernel's scheduler picks.)
 #[test]
 fn signals_to_a_process_group_reach_every_process_in_it() {
     for seed in [1, 2] {
@@ -397,10 +398,13 @@ fn signals_to_a_process_group_reach_every_process_in_it() {
                 "a got User defined signal 1",
                 "b got User defined signal 1",
                 "c got User defined signal 2",
+                "d got User defined signal 1",
+                "kill(-1, USR1): 0",
                 "kill(-a) after a's group ended: -1 ESRCH 1",
                 "kill(0, USR2): 0",
                 "killpg(a's group, USR1): 0",
                 "main got User defined signal 2",
+                "main not signalled by kill(-1): 1",
             ],
             "seed {seed}"
         );

@@ -160,9 +160,6 @@ impl World<'_> {
             }
             _ => {
                 let pid = slot.args[0] as i32;
-                if pid == -1 {
-                    return self.unsupported_here(c, "kill(-1) (every process)");
-                }
                 if pid <= 0 {
                     return self.kill_group(c, -pid, sig);
                 }
@@ -191,11 +188,13 @@ impl World<'_> {
     /// `kill(0)` / `kill(-pgid)`: `sig` to every live process of the caller's node in the
     /// group with virtual id `pgid` (0: the caller's own), in the order they were made, the
     /// caller last, as the kernel delivers to the whole group at once. None in it: `ESRCH`.
+    /// `kill(-1)` (`pgid` 1): every process of the node but the caller, as every process the
+    /// caller may signal but itself and init on a machine (a node has no init).
     fn kill_group(&mut self, c: Caller, pgid: i32, sig: i32) -> Reply {
         let want = if pgid == 0 { self.virtual_group(c.p) } else { pgid as i64 };
         let members: Vec<usize> = (0..self.procs.len())
             .filter(|&q| self.procs[q].alive && self.procs[q].node == c.node)
-            .filter(|&q| self.virtual_group(q) == want)
+            .filter(|&q| if pgid == 1 { q != c.p } else { self.virtual_group(q) == want })
             .collect();
         if members.is_empty() {
             return Reply::Ret(-(libc::ESRCH as i64));
@@ -216,14 +215,6 @@ impl World<'_> {
             self.send_signal(c.p, None, info);
         }
         Reply::Ret(0)
-    }
-
-    /// Ends the run as Unsupported, naming `what`, from a request handler.
-    fn unsupported_here(&mut self, c: Caller, what: &str) -> Reply {
-        self.fail(Outcome::Unsupported {
-            detail: format!("node {}: {what} is not simulated yet", c.node),
-        });
-        Reply::Ret(-(libc::ENOSYS as i64))
     }
 
     /// Sends `info` to process `p` (to its thread `to`, if given): discarded if ignored, else

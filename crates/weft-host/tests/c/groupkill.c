@@ -1,6 +1,7 @@
 /* Signals to a process group under the shim, as a supervisor sends them: killpg to a group of
  * two workers a parent made (shell style, setpgid in the parent), kill(0) to the caller's own
- * group (itself and a child still in it), and kill(-pgid) of a group no process leads (ESRCH).
+ * group (itself and a child still in it), kill(-pgid) of a group no process leads (ESRCH), and
+ * kill(-1), every process but the caller.
  * Each receiver prints from its handler; the lines are the same natively. */
 #include <errno.h>
 #include <signal.h>
@@ -65,5 +66,14 @@ int main(void) {
     errno = 0;
     int r = kill(-a, SIGUSR1);
     printf("kill(-a) after a's group ended: %d ESRCH %d\n", r, errno == ESRCH);
+    fflush(stdout);
+    got = 0;
+    pid_t d = worker("d", ready[1]);
+    setpgid(d, d);
+    read(ready[0], &b, 1);
+    printf("kill(-1, USR1): %d\n", kill(-1, SIGUSR1)); /* every process of the node but me */
+    fflush(stdout);
+    waitpid(d, &st, 0);
+    printf("main not signalled by kill(-1): %d\n", got == 0);
     return 0;
 }
