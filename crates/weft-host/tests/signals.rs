@@ -89,14 +89,19 @@ fn signalfd_reads_raised_and_sent_signals_in_read_poll_and_epoll() {
 /// multiprocessing forkserver, with `signal.set_wakeup_fd`, never saw a child end).
 #[test]
 fn a_signal_ends_an_epoll_wait_that_also_watches_real_descriptors() {
-    let (want, status) = native("selfpipe");
+    // Natively the same, once the parent waits before the child ends (the child sleeps 50 ms
+    // first; on a loaded machine the parent can still be late, and then no EINTR is seen, so
+    // the native run is not the reference).
+    let (native_out, status) = native("selfpipe");
     assert!(status.success(), "{status:?}");
+    assert!(native_out.contains("the pipe woke epoll_wait"), "{native_out}");
+    let want = "epoll_wait: EINTR\nthe pipe woke epoll_wait\nchild exit 3\n";
     for seed in 1..=8 {
         let cfg = common::config("signals", &["selfpipe"], 1);
         let mut d = Decisions::random(seed);
         let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
         assert_eq!(out.report.outcome, Outcome::Pass, "seed {seed}: {:?}", out.lines);
-        assert_eq!(text(&out), want, "seed {seed}: shim (left) vs native (right)");
+        assert_eq!(text(&out), want, "seed {seed}");
     }
 }
 

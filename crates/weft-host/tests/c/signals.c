@@ -319,7 +319,9 @@ static void selfpipe(int rounds) {
     epoll_ctl(ep, EPOLL_CTL_ADD, real[0], &rev);
     pid_t pid = fork();
     if (pid == 0) {
-        struct timespec tick = {0, 1000000};
+        /* Long enough for the parent to be in epoll_wait natively, even on a loaded machine
+         * (else the handler runs first and the wait sees the pipe without EINTR). */
+        struct timespec tick = {0, 50000000};
         nanosleep(&tick, NULL);
         for (int i = 0; i < rounds; i++) sched_yield();
         _exit(3);
