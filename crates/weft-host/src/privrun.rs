@@ -52,20 +52,32 @@ pub(crate) fn mount_private_run() -> bool {
 /// # Safety
 /// Between fork and exec: open/dup2/close/mount/mkdir/chmod/umount2 are async-signal-safe.
 pub(crate) unsafe fn mount_private(layer: &Layer) -> bool {
-    let fd = libc::open(layer.dir.as_ptr(), libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC);
-    if fd < 0 {
+    if !hold_at(layer.dir, LOWER_FD) {
         return false;
-    }
-    if fd != LOWER_FD && libc::dup2(fd, LOWER_FD) < 0 {
-        libc::close(fd);
-        return false;
-    }
-    if fd != LOWER_FD {
-        libc::close(fd);
     }
     let ok = overlay(layer);
     libc::close(LOWER_FD);
     ok
+}
+
+/// Opens directory `dir` (`O_PATH`) as descriptor `at`, to name it by `/proc/self/fd/<at>`
+/// once something is mounted over it (true: held).
+///
+/// # Safety
+/// Between fork and exec: open/dup2/close are async-signal-safe.
+pub(crate) unsafe fn hold_at(dir: &std::ffi::CStr, at: i32) -> bool {
+    let fd = libc::open(dir.as_ptr(), libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC);
+    if fd < 0 {
+        return false;
+    }
+    if fd != at && libc::dup2(fd, at) < 0 {
+        libc::close(fd);
+        return false;
+    }
+    if fd != at {
+        libc::close(fd);
+    }
+    true
 }
 
 /// The tmpfs (holding the overlay's upper and work directories), then the overlay on it.

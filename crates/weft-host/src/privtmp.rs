@@ -10,7 +10,7 @@
 //! overlay's lower layer shows no mounts) and the working directory entered again. Best
 //! effort, only with that view: where the kernel refuses, the machine's `/tmp` is used.
 
-use crate::privrun::{mount_private, Layer};
+use crate::privrun::{hold_at, mount_private, Layer};
 use crate::workdir::View;
 
 /// Where the view is held open while the overlay is mounted.
@@ -34,16 +34,8 @@ const TMP: Layer = Layer {
 /// Between fork and exec: open/dup2/close/mount/umount2/chdir are async-signal-safe, and
 /// `view`'s paths were built before the fork.
 pub(crate) unsafe fn mount_private_tmp(view: &View) -> bool {
-    let fd = libc::open(view.at.as_ptr(), libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC);
-    if fd < 0 {
+    if !hold_at(&view.at, VIEW_FD) {
         return false;
-    }
-    if fd != VIEW_FD && libc::dup2(fd, VIEW_FD) < 0 {
-        libc::close(fd);
-        return false;
-    }
-    if fd != VIEW_FD {
-        libc::close(fd);
     }
     let ok = mount_private(&TMP) && rebind(view);
     libc::close(VIEW_FD);

@@ -165,11 +165,17 @@ fn put(s: &mut Slot, at: usize, w: &Where, dirfd: c_int, raw: *const c_char) -> 
 
 /// One disk request with `kind` and `args[1..]`; answers libc's convention (-1 + errno).
 pub(crate) fn request(kind: i64, args: [i64; 4]) -> i64 {
+    ret_errno(request_raw(kind, args))
+}
+
+/// [`request`]'s answer as the host gave it (`-errno`, or a value such as `TOUCHED`), errno
+/// untouched. `args[5]` is left as the caller set it.
+pub(crate) fn request_raw(kind: i64, args: [i64; 4]) -> i64 {
     let s = slot();
     s.args[0] = kind;
     s.args[1..5].copy_from_slice(&args);
     // SAFETY: callers hold the guard and the state is active.
-    ret_errno(unsafe { handoff(OP_DISK) })
+    unsafe { handoff(OP_DISK) }
 }
 
 /// A path request: the path (or the relative one) in `data`, its dirfd in `args[1]`.

@@ -213,10 +213,14 @@ fn on_disk(fd: c_int) -> bool {
     fdtable::kind(fd) == FdKind::Disk && active()
 }
 
-/// For a path under a data directory: 0 when it exists, else -1 with errno (`None`: a real
-/// path, or the simulation does not answer).
-unsafe fn at_disk(path: *const c_char) -> Option<c_int> {
-    disk_path(|| try_access(libc::AT_FDCWD, path, 0))
+/// The simulated answer for a path under a data directory: `fill` runs and 0 when it exists,
+/// else -1 with errno (`None`: a real path, or the simulation does not answer).
+unsafe fn at_disk(path: *const c_char, fill: impl FnOnce()) -> Option<c_int> {
+    let r = disk_path(|| try_access(libc::AT_FDCWD, path, 0))?;
+    if r == 0 {
+        fill();
+    }
+    Some(r)
 }
 
 #[no_mangle]
@@ -235,14 +239,8 @@ pub unsafe extern "C" fn fstatfs64(fd: c_int, buf: *mut libc::statfs) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn statfs(path: *const c_char, buf: *mut libc::statfs) -> c_int {
-    match at_disk(path) {
-        Some(0) => {
-            fill_statfs(&mut *buf);
-            0
-        }
-        Some(r) => r,
-        None => real!(statfs: fn(*const c_char, *mut libc::statfs) -> c_int)(path, buf),
-    }
+    let real = || real!(statfs: fn(*const c_char, *mut libc::statfs) -> c_int)(path, buf);
+    at_disk(path, || fill_statfs(&mut *buf)).unwrap_or_else(real)
 }
 
 #[no_mangle]
@@ -266,14 +264,8 @@ pub unsafe extern "C" fn fstatvfs64(fd: c_int, buf: *mut libc::statvfs) -> c_int
 
 #[no_mangle]
 pub unsafe extern "C" fn statvfs(path: *const c_char, buf: *mut libc::statvfs) -> c_int {
-    match at_disk(path) {
-        Some(0) => {
-            fill_statvfs(&mut *buf);
-            0
-        }
-        Some(r) => r,
-        None => real!(statvfs: fn(*const c_char, *mut libc::statvfs) -> c_int)(path, buf),
-    }
+    let real = || real!(statvfs: fn(*const c_char, *mut libc::statvfs) -> c_int)(path, buf);
+    at_disk(path, || fill_statvfs(&mut *buf)).unwrap_or_else(real)
 }
 
 #[no_mangle]

@@ -4,18 +4,14 @@
 //! (`l_whence` against the descriptor's offset or the file's size) and waits, when asked to,
 //! by asking again each time the host says a lock of the file went.
 
-use crate::datadir::request;
+use crate::datadir::{request, request_raw};
 use crate::prelude::*;
 
 /// The request's answer, looking again while the host says a lock went (`TOUCHED`).
 fn ask(fd: c_int, mode: i64, start: u64, end: u64, flags: i64) -> i64 {
     loop {
-        let s = slot();
-        s.args[0] = DISK_LOCK;
-        s.args[1..5].copy_from_slice(&[fd as i64, mode, start as i64, end as i64]);
-        s.args[5] = flags;
-        // SAFETY: callers hold the guard and the state is active.
-        let r = unsafe { handoff(OP_DISK) };
+        slot().args[5] = flags;
+        let r = request_raw(DISK_LOCK, [fd as i64, mode, start as i64, end as i64]);
         if r != TOUCHED {
             return r;
         }

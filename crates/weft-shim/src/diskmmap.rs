@@ -344,15 +344,22 @@ pub unsafe extern "C" fn mprotect(addr: *mut c_void, len: size_t, prot: c_int) -
     if !active() {
         return r;
     }
-    let (start, end) = (addr as usize, (addr as usize).saturating_add(len));
+    tell_shared(addr as usize, len, DISK_WRITABLE, 0);
+    r
+}
+
+/// Sends `kind` (with `arg`) to the host once for each shared mapping overlapping
+/// `[start, start + len)` (a mapping split by a partial `munmap` is several entries, one
+/// token).
+fn tell_shared(start: usize, len: usize, kind: i64, arg: i64) {
+    let end = start.saturating_add(len);
+    let hit = |m: &Map| m.token > 0 && m.start < end && start < m.end;
     let all = maps();
     for (k, m) in all.iter().enumerate() {
-        let hit = |m: &Map| m.token > 0 && m.start < end && start < m.end;
         if hit(m) && !all[..k].iter().any(|o| hit(o) && o.token == m.token) {
-            request(DISK_WRITABLE, [m.token, 0, 0, 0]);
+            request(kind, [m.token, arg, 0, 0]);
         }
     }
-    r
 }
 
 /// `mremap` (its optional fifth argument, the new address, read as a fixed one).
@@ -428,14 +435,6 @@ pub unsafe extern "C" fn msync(addr: *mut c_void, len: size_t, flags: c_int) -> 
     if !active() {
         return r;
     }
-    let (start, end) = (addr as usize, (addr as usize).saturating_add(len));
-    let sync = (flags & libc::MS_SYNC != 0) as i64;
-    let hit = |m: &Map| m.token > 0 && m.start < end && start < m.end;
-    let all = maps();
-    for (k, m) in all.iter().enumerate() {
-        if hit(m) && !all[..k].iter().any(|o| hit(o) && o.token == m.token) {
-            request(DISK_MSYNC, [m.token, sync, 0, 0]);
-        }
-    }
+    tell_shared(addr as usize, len, DISK_MSYNC, (flags & libc::MS_SYNC != 0) as i64);
     r
 }
