@@ -15,51 +15,74 @@ fn fresh(name: &str) -> PathBuf {
     dir
 }
 
+/// `tests/c/{prog}.c` run natively with a fresh real directory (`fresh(name)`) and `args`
+/// after it: its output.
+fn native(prog: &str, name: &str, args: &[&str]) -> String {
+    let dir = fresh(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = Command::new(common::compile(prog, &[])).arg(&dir).args(args).output();
+    let out = out.expect("run natively");
+    assert!(out.status.success(), "{prog} {args:?}: native run failed");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `tests/c/{prog}.c` under weft from `seed`, with a fresh data directory (`fresh(name)`,
+/// which does not exist for real) and `args` after it: the run and the directory.
+fn on_disk(
+    prog: &str,
+    name: &str,
+    args: &[&str],
+    scenario: &Scenario,
+    seed: u64,
+) -> (weft_host::RunOutput, PathBuf) {
+    let dir = fresh(name);
+    let mut all = vec![dir.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let mut cfg = common::config(prog, &all, 1);
+    cfg.groups[0].data_dirs = vec![dir.display().to_string()];
+    let mut d = Decisions::random(seed);
+    let out = weft_host::run_once(&cfg, scenario, &mut d, &mut NullObserver).unwrap();
+    (out, dir)
+}
+
+/// The output lines of a run that passed, as one text.
+fn passed(out: &weft_host::RunOutput) -> String {
+    assert_eq!(out.report.outcome, Outcome::Pass, "under the shim: {}", out.render());
+    out.lines.iter().map(|l| format!("{}\n", l.text)).collect()
+}
+
+/// A calm scenario with one crash in its first 2 s.
+fn one_crash() -> Scenario {
+    let mut scenario = Scenario::calm();
+    for (k, v) in [("rates.crash", "1/2"), ("budget.crashes", "1")] {
+        scenario.set_knob(k, v).unwrap();
+    }
+    scenario.fault_start = weft_core::SimDuration::from_millis(30);
+    scenario.fault_phase = weft_core::SimDuration::from_secs(2);
+    scenario
+}
+
 #[test]
 fn file_calls_match_native() {
-    let bin = common::compile("disk", &[]);
-    let native_dir = fresh("native");
-    std::fs::create_dir_all(&native_dir).unwrap();
-    let native = Command::new(&bin).arg(&native_dir).output().expect("run natively");
-    assert!(native.status.success(), "native run failed");
-    let native = String::from_utf8(native.stdout).unwrap();
+    let native = native("disk", "native", &[]);
     assert!(native.contains("same 1"), "{native}");
-
-    let sim_dir = fresh("sim");
-    let mut cfg = common::config("disk", &[sim_dir.to_str().unwrap()], 1);
-    cfg.groups[0].data_dirs = vec![sim_dir.display().to_string()];
-    let mut d = Decisions::random(3);
-    let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
-    assert_eq!(out.report.outcome, Outcome::Pass, "under the shim: {:?}", out.lines);
-    let shim: String = out.lines.iter().map(|l| format!("{}\n", l.text)).collect();
-    assert_eq!(shim, native, "shim (left) vs native (right)");
+    let (out, sim_dir) = on_disk("disk", "sim", &[], &Scenario::calm(), 3);
+    assert_eq!(passed(&out), native, "shim (left) vs native (right)");
     assert!(!sim_dir.exists(), "the data directory is simulated: nothing real is written");
 }
 
 /// `tests/c/diskmap.c` under weft on a fresh data directory, ending with `end`.
 fn mapped(end: &str) -> weft_host::RunOutput {
-    let dir = fresh(&format!("map-{end}"));
-    let mut cfg = common::config("diskmap", &[dir.to_str().unwrap(), end], 1);
-    cfg.groups[0].data_dirs = vec![dir.display().to_string()];
-    let out =
-        weft_host::run_once(&cfg, &Scenario::calm(), &mut Decisions::random(2), &mut NullObserver);
+    let (out, dir) = on_disk("diskmap", &format!("map-{end}"), &[end], &Scenario::calm(), 2);
     assert!(!dir.exists(), "nothing real is written");
-    out.unwrap()
+    out
 }
 
 #[test]
 fn mappings_of_data_directory_files_match_native() {
-    let bin = common::compile("diskmap", &[]);
-    let native_dir = fresh("map-native");
-    std::fs::create_dir_all(&native_dir).unwrap();
-    let native = Command::new(&bin).arg(&native_dir).output().expect("run natively");
-    assert!(native.status.success(), "native run failed");
-    let native = String::from_utf8(native.stdout).unwrap();
+    let native = native("diskmap", "map-native", &[]);
     assert!(native.contains("write after all unmapped -> 2"), "{native}");
-    let out = mapped("");
-    assert_eq!(out.report.outcome, Outcome::Pass, "under the shim: {}", out.render());
-    let shim: String = out.lines.iter().map(|l| format!("{}\n", l.text)).collect();
-    assert_eq!(shim, native, "shim (left) vs native (right)");
+    assert_eq!(passed(&mapped("")), native, "shim (left) vs native (right)");
 }
 
 /// A shared mapping of a data file maps a backing file the host keeps alike with the model:
@@ -68,7 +91,6 @@ fn mappings_of_data_directory_files_match_native() {
 /// the run, exit 4: SQLite's WAL index and LMDB map files shared and writable).
 #[test]
 fn files_mapped_shared_see_changes_and_stores_as_natively() {
-    let bin = common::compile("diskmap", &[]);
     for end in [
         "write-while-mapped",
         "truncate-while-mapped",
@@ -76,15 +98,8 @@ fn files_mapped_shared_see_changes_and_stores_as_natively() {
         "write-after-munmap",
         "shared-stores",
     ] {
-        let native_dir = fresh(&format!("map-native-{end}"));
-        std::fs::create_dir_all(&native_dir).unwrap();
-        let native = Command::new(&bin).arg(&native_dir).arg(end).output().expect("native");
-        assert!(native.status.success(), "{end}: native run failed");
-        let native = String::from_utf8(native.stdout).unwrap();
-        let out = mapped(end);
-        assert_eq!(out.report.outcome, Outcome::Pass, "{end}: {}", out.render());
-        let shim: String = out.lines.iter().map(|l| format!("{}\n", l.text)).collect();
-        assert_eq!(shim, native, "{end}: shim (left) vs native (right)");
+        let native = native("diskmap", &format!("map-native-{end}"), &[end]);
+        assert_eq!(passed(&mapped(end)), native, "{end}: shim (left) vs native (right)");
         assert!(native.contains("'x'") || !end.contains("write-while"), "{end}: {native}");
     }
 }
@@ -95,19 +110,11 @@ fn files_mapped_shared_see_changes_and_stores_as_natively() {
 #[test]
 fn a_crash_keeps_the_synced_stores_of_a_shared_mapping() {
     let mut seen = std::collections::BTreeSet::new();
+    let mut scenario = one_crash();
+    scenario.disk.contract = weft_core::Contract::Fsync;
     for seed in 1..=24 {
-        let dir = fresh("map-store-crash");
-        let mut cfg = common::config("diskmap", &[dir.to_str().unwrap(), "store-then-crash"], 1);
-        cfg.groups[0].data_dirs = vec![dir.display().to_string()];
-        let mut scenario = Scenario::calm();
-        for (k, v) in [("rates.crash", "1/2"), ("budget.crashes", "1")] {
-            scenario.set_knob(k, v).unwrap();
-        }
-        scenario.fault_start = weft_core::SimDuration::from_millis(30);
-        scenario.fault_phase = weft_core::SimDuration::from_secs(2);
-        scenario.disk.contract = weft_core::Contract::Fsync;
-        let mut d = Decisions::random(seed);
-        let out = weft_host::run_once(&cfg, &scenario, &mut d, &mut NullObserver).unwrap();
+        let (out, _) =
+            on_disk("diskmap", "map-store-crash", &["store-then-crash"], &scenario, seed);
         assert_eq!(out.report.outcome, Outcome::Pass, "{}", out.render());
         let after = out.lines.iter().find(|l| l.text.starts_with("after restart"));
         let after = after.unwrap_or_else(|| panic!("no restart: {}", out.render())).text.clone();
@@ -119,17 +126,8 @@ fn a_crash_keeps_the_synced_stores_of_a_shared_mapping() {
 
 #[test]
 fn a_crash_ends_the_mappings_of_its_node() {
-    let dir = fresh("map-crash");
-    let mut cfg = common::config("diskmap", &[dir.to_str().unwrap(), "rewrite-after-restart"], 1);
-    cfg.groups[0].data_dirs = vec![dir.display().to_string()];
-    let mut scenario = Scenario::calm();
-    for (k, v) in [("rates.crash", "1/2"), ("budget.crashes", "1")] {
-        scenario.set_knob(k, v).unwrap();
-    }
-    scenario.fault_start = weft_core::SimDuration::from_millis(30);
-    scenario.fault_phase = weft_core::SimDuration::from_secs(2);
-    let mut d = Decisions::random(1);
-    let out = weft_host::run_once(&cfg, &scenario, &mut d, &mut NullObserver).unwrap();
+    let args = ["rewrite-after-restart"];
+    let (out, _) = on_disk("diskmap", "map-crash", &args, &one_crash(), 1);
     assert_eq!(out.report.outcome, Outcome::Pass, "{}", out.render());
     let texts: Vec<&str> = out.lines.iter().map(|l| l.text.as_str()).collect();
     assert!(texts.contains(&"mapped -> 0"), "{texts:?}");
@@ -140,11 +138,7 @@ fn a_crash_ends_the_mappings_of_its_node() {
 /// `mdb_env_open` asks `fstatfs`, which had ended the run, exit 4).
 #[test]
 fn statfs_of_a_data_directory_is_a_fixed_file_system() {
-    let dir = fresh("statfs");
-    let mut cfg = common::config("diskrefuse", &[dir.to_str().unwrap(), "statfs"], 1);
-    cfg.groups[0].data_dirs = vec![dir.display().to_string()];
-    let mut d = Decisions::random(1);
-    let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
+    let (out, dir) = on_disk("diskrefuse", "statfs", &["statfs"], &Scenario::calm(), 1);
     assert_eq!(
         common::passing_lines(&out),
         [
@@ -242,21 +236,10 @@ fn disk_fault_knobs_reach_real_programs() {
 /// listings are the model's, as natively (it had ended the run, exit 4).
 #[test]
 fn working_in_a_data_directory_matches_native() {
-    let bin = common::compile("diskcwd", &[]);
-    let native_dir = fresh("cwd-native");
-    std::fs::create_dir_all(&native_dir).unwrap();
-    let native = Command::new(&bin).arg(&native_dir).output().expect("run natively");
-    assert!(native.status.success(), "native run failed");
-    let native = String::from_utf8(native.stdout).unwrap();
+    let native = native("diskcwd", "cwd-native", &[]);
     assert!(native.contains("entry x"), "{native}");
-    let dir = fresh("cwd");
-    let mut cfg = common::config("diskcwd", &[dir.to_str().unwrap()], 1);
-    cfg.groups[0].data_dirs = vec![dir.display().to_string()];
-    let mut d = Decisions::random(1);
-    let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
-    assert_eq!(out.report.outcome, Outcome::Pass, "{}", out.render());
-    let shim: String = out.lines.iter().map(|l| format!("{}\n", l.text)).collect();
-    assert_eq!(shim, native, "shim (left) vs native (right)");
+    let (out, dir) = on_disk("diskcwd", "cwd", &[], &Scenario::calm(), 1);
+    assert_eq!(passed(&out), native, "shim (left) vs native (right)");
     let real: Vec<_> = walk(&dir);
     assert!(real.iter().all(|p| p.is_dir()), "only empty stand-ins are real: {real:?}");
 }
@@ -277,22 +260,11 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 /// had open ended the run, exit 4: SQLite and LMDB used by more than one process lock).
 #[test]
 fn advisory_locks_between_processes_match_native() {
-    let bin = common::compile("disklocks", &[]);
-    let native_dir = fresh("locks-native");
-    std::fs::create_dir_all(&native_dir).unwrap();
-    let native = Command::new(&bin).arg(&native_dir).output().expect("run natively");
-    assert!(native.status.success(), "native run failed");
-    let native = String::from_utf8(native.stdout).unwrap();
+    let native = native("disklocks", "locks-native", &[]);
     assert!(native.contains("waited for the parent's unlock: 1"), "{native}");
     for seed in [1, 2] {
-        let dir = fresh("locks");
-        let mut cfg = common::config("disklocks", &[dir.to_str().unwrap()], 1);
-        cfg.groups[0].data_dirs = vec![dir.display().to_string()];
-        let mut d = Decisions::random(seed);
-        let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
-        assert_eq!(out.report.outcome, Outcome::Pass, "{}", out.render());
-        let shim: String = out.lines.iter().map(|l| format!("{}\n", l.text)).collect();
-        assert_eq!(shim, native, "seed {seed}: shim (left) vs native (right)");
+        let (out, dir) = on_disk("disklocks", "locks", &[], &Scenario::calm(), seed);
+        assert_eq!(passed(&out), native, "seed {seed}: shim (left) vs native (right)");
         assert!(!dir.exists(), "nothing real is written");
     }
 }

@@ -257,11 +257,7 @@ fn a_users_ld_preload_is_kept_after_the_shim() {
     let lib = common::compile("preloadlib", &["-shared", "-fPIC"]);
     let lib = lib.to_str().unwrap();
     let loaded = "preloaded library loaded, pid 1000";
-    let lines = |cfg: &weft_host::HostConfig| {
-        let mut d = Decisions::random(3);
-        let out = weft_host::run_once(cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
-        common::passing_lines(&out).iter().map(|l| l.to_string()).collect::<Vec<_>>()
-    };
+    let lines = |cfg: &weft_host::HostConfig| passing(cfg, 3);
 
     let mut cfg = weft_host::HostConfig::new("/bin/echo", vec!["main ran".into()], 1);
     cfg.groups[0].env.insert("LD_PRELOAD".into(), lib.into());
@@ -272,10 +268,19 @@ fn a_users_ld_preload_is_kept_after_the_shim() {
     assert_eq!(lines(&cfg), [loaded, "main ran"], "from the shell's exec");
 }
 
+/// `cfg` run once, calm, from `seed`.
+fn calm(cfg: &weft_host::HostConfig, seed: u64) -> weft_host::RunOutput {
+    let mut d = Decisions::random(seed);
+    weft_host::run_once(cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap()
+}
+
+/// The output lines of `cfg`'s calm run from `seed`, which must pass.
+fn passing(cfg: &weft_host::HostConfig, seed: u64) -> Vec<String> {
+    common::passing_lines(&calm(cfg, seed)).iter().map(|l| l.to_string()).collect()
+}
+
 fn prio(mode: &str) -> weft_host::RunOutput {
-    let mut d = Decisions::random(1);
-    let cfg = common::config("prio", &[mode], 1);
-    weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap()
+    calm(&common::config("prio", &[mode], 1), 1)
 }
 
 /// A node's program alone in its process group may set and read the group's priority (it is
@@ -308,9 +313,7 @@ fn the_priority_of_a_process_group_holding_the_caller_alone_is_its_own() {
 }
 
 fn execstale(mode: &str) -> weft_host::RunOutput {
-    let mut d = Decisions::random(2);
-    let cfg = common::config("execstale", &[mode], 1);
-    weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap()
+    calm(&common::config("execstale", &[mode], 1), 2)
 }
 
 /// An epoll instance, timerfd and signalfd left open across exec (Erlang's VM leaves two epoll
@@ -346,10 +349,7 @@ fn using_an_epoll_or_timerfd_left_open_across_exec_is_refused_by_name() {
 }
 
 fn groups(seed: u64) -> Vec<String> {
-    let mut d = Decisions::random(seed);
-    let cfg = common::config("groups", &[], 1);
-    let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
-    common::passing_lines(&out).iter().map(|l| l.to_string()).collect()
+    passing(&common::config("groups", &[], 1), seed)
 }
 
 /// Process groups and sessions are named by virtual pids: `getpgrp`, `getpgid` and `getsid`
@@ -387,10 +387,7 @@ fn process_groups_and_sessions_are_named_by_virtual_pids() {
 #[test]
 fn signals_to_a_process_group_reach_every_process_in_it() {
     for seed in [1, 2] {
-        let mut d = Decisions::random(seed);
-        let cfg = common::config("groupkill", &[], 1);
-        let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
-        let mut lines = common::passing_lines(&out);
+        let mut lines = passing(&common::config("groupkill", &[], 1), seed);
         lines.sort_unstable();
         assert_eq!(
             lines,
@@ -412,12 +409,10 @@ fn signals_to_a_process_group_reach_every_process_in_it() {
 }
 
 fn filetimes(seed: u64) -> Vec<String> {
-    let mut d = Decisions::random(seed);
     let mut cfg = common::config("filetimes", &[], 1);
     // A fresh working directory per run, as `weft run` gives every node.
     cfg.work_dir = Some(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("filetimes-work"));
-    let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
-    common::passing_lines(&out).iter().map(|l| l.to_string()).collect()
+    passing(&cfg, seed)
 }
 
 /// A real file the run changes reads the virtual time weft first saw the change at, stamped
