@@ -98,9 +98,11 @@ fn set_limits(limits: &Limits) -> io::Result<()> {
 /// (a shell, a CI runner or a test harness leaves some open without close-on-exec, and each
 /// one shifts the numbers the program's own `open`s and `socket`s get); every signal a
 /// launcher ignored is back to its default (ignored dispositions survive `exec`); the umask
-/// is 022 (file modes the program creates and reads back).
+/// is 022 (file modes the program creates and reads back); the process leads a session and
+/// process group of its own, as a service manager starts a daemon (weft's own may be led from
+/// outside the run's pid namespace, where the kernel names it 0 and nothing can join it).
 fn fresh_process_state() {
-    // SAFETY: close_range, fcntl, sigaction and umask are async-signal-safe system calls
+    // SAFETY: close_range, fcntl, sigaction, umask and setsid are async-signal-safe system calls
     // on plain integers and a zeroed local struct.
     unsafe {
         let cloexec = libc::CLOSE_RANGE_CLOEXEC as libc::c_int;
@@ -121,6 +123,7 @@ fn fresh_process_state() {
             }
         }
         libc::umask(0o022);
+        libc::setsid();
     }
 }
 

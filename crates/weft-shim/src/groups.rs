@@ -1,9 +1,8 @@
 //! Process groups and sessions in the run's virtual pids: `getpgrp`, `getpgid`, `getsid`,
 //! `setsid` and `setpgid`. The kernel's ids are real pids, which differ from run to run and leak into
 //! output and names (a daemon that logs its session, a supervisor that keys its children by
-//! group). A group or session is named by its leader's virtual pid; weft's own group and
-//! session, which a node's program is in for real, are named by the node's program, as a
-//! service manager would have made it their leader. A pid the program passes is virtual: the
+//! group). A group or session is named by its leader's virtual pid; a node's program leads
+//! its own session and group for real, as a service manager starts a daemon. A pid the program passes is virtual: the
 //! caller's own, or another process of its node (another node's is `ESRCH`, as a process on
 //! another machine would be).
 
@@ -24,13 +23,13 @@ unsafe fn real_pid(pid: libc::pid_t) -> Option<libc::pid_t> {
 }
 
 /// The virtual name of the kernel's group or session id `real`; the run ends naming `call`
-/// when it is none of the run's (a group led outside the run that is not weft's own).
+/// when it is none of the run's (a group led outside the run: a node's program leads its own
+/// session and group, so only a process that left them by hand can be in one).
 pub(crate) unsafe fn virtual_id(real: libc::pid_t, call: &'static [u8]) -> libc::pid_t {
     if i64::from(real) == sys::raw(libc::SYS_getpid, [0; 6]) {
         return crate::slot::VPID.load(Ordering::Relaxed) as libc::pid_t;
     }
     slot().args[0] = real as i64;
-    slot().args[1] = 1;
     let v = handoff(OP_VIRTUAL_PID);
     if v <= 0 {
         unsupported(call, -1, real as i64);

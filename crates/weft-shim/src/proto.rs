@@ -265,9 +265,9 @@ pub const OP_ADOPT: u32 = 63;
 /// The epoll set `args[0]` of the caller's process changed: its threads waiting on it (their
 /// `OP_POLL` had `args[5]` = that set) answer [`TOUCHED`] at once and look again.
 pub const OP_EPOLL_TOUCH: u32 = 64;
-/// The virtual pid of the run's process whose real pid is `args[0]` (0: none of the run's).
-/// With `args[1]` = 1 `args[0]` is a process group or session id, and weft's own (which a
-/// node's program is in, for real) answers that node's program's virtual pid.
+/// The virtual pid of the run's process whose real pid is `args[0]` (0: none of the run's),
+/// also for a process group or session id, which is its leader's pid: a node's program leads
+/// its own, as a service manager starts it.
 pub const OP_VIRTUAL_PID: u32 = 65;
 /// The real pid of the caller's node's process with virtual pid `args[0]`, or 0.
 pub const OP_REAL_PID: u32 = 66;

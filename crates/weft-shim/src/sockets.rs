@@ -273,7 +273,6 @@ unsafe fn virtual_peer(val: *mut c_void, len: *mut socklen_t) {
     let cred = val as *mut libc::ucred;
     let mut c = ptr::read_unaligned(cred);
     slot().args[0] = c.pid as i64;
-    slot().args[1] = 0;
     let v = handoff(OP_VIRTUAL_PID);
     if v > 0 {
         c.pid = v as libc::pid_t;

@@ -215,31 +215,19 @@ impl World<'_> {
         self.unmap_table(self.procs[p].table);
     }
 
-    /// `OP_VIRTUAL_PID`: the virtual pid of the run's process with real pid `args[0]` (the
-    /// latest with it: a sender may have exited since it sent its credentials), or 0. Asked
-    /// for a group or session id (`args[1]` = 1), weft's own group or session is the node's:
-    /// a node's program is in them for real, where a service manager would have made it their
-    /// leader.
-    pub(super) fn op_virtual_pid(&mut self, c: Caller, slot: &mut Slot) -> Reply {
-        let real = slot.args[0] as libc::pid_t;
-        Reply::Ret(self.virtual_id(c.node, real, slot.args[1] == 1))
+    /// `OP_VIRTUAL_PID`: the virtual pid of the run's process with real pid `args[0]`, or 0.
+    /// A group or session id is its leader's pid (a node's program leads its own, see
+    /// `spawn::fresh_process_state`).
+    pub(super) fn op_virtual_pid(&mut self, _c: Caller, slot: &mut Slot) -> Reply {
+        Reply::Ret(self.virtual_id(slot.args[0] as libc::pid_t))
     }
 
-    /// The virtual pid for the kernel's pid `real` (a group or session id when `group`, which
-    /// names weft's own as node `node`'s program), or 0.
-    pub(super) fn virtual_id(&self, node: u32, real: libc::pid_t, group: bool) -> i64 {
+    /// The virtual pid for the kernel's pid `real` (the latest process with it: a sender may
+    /// have exited since it sent its credentials, a group's leader since it made the group),
+    /// or 0.
+    pub(super) fn virtual_id(&self, real: libc::pid_t) -> i64 {
         let p = self.procs.iter().rev().find(|p| p.pid == real && real > 0);
-        if let Some(p) = p {
-            return p.vpid as i64;
-        }
-        // SAFETY: calls on the host's own process, no memory involved.
-        let (ours, session) = unsafe { (libc::getpgrp(), libc::getsid(0)) };
-        let ours = group && real > 0 && (real == ours || real == session);
-        if ours {
-            virtual_pid(node) as i64
-        } else {
-            0
-        }
+        p.map_or(0, |p| p.vpid as i64)
     }
 
     /// The virtual id of process `p`'s group (0 once it cannot be read: the process ended).
@@ -249,7 +237,7 @@ impl World<'_> {
         if real <= 0 {
             return 0;
         }
-        self.virtual_id(self.procs[p].node, real, true)
+        self.virtual_id(real)
     }
 
     /// `OP_REAL_PID`: the real pid of the caller's node's process with virtual pid
