@@ -62,6 +62,18 @@ fn one_crash() -> Scenario {
     scenario
 }
 
+/// `copy_file_range`, `splice`, `tee` and `vmsplice` between data-directory files, pipes and a
+/// socketpair answer as natively (bytes, offsets, errors): the kernel had moved bytes between
+/// placeholders, so `copy_file_range` answered `EINVAL` (`cp` copies with it) and a splice
+/// from a data-directory file failed.
+#[test]
+fn splice_and_copy_file_range_match_native() {
+    let native = native("splice", "splice-native", &[]);
+    assert!(native.contains("read back [vmsplice]"), "{native}");
+    let (out, _) = on_disk("splice", "splice-sim", &[], &Scenario::calm(), 1);
+    assert_eq!(passed(&out), native, "shim (left) vs native (right)");
+}
+
 #[test]
 fn file_calls_match_native() {
     let native = native("disk", "native", &[]);

@@ -135,3 +135,17 @@ fn a_handshake_lost_to_a_partition_is_sent_again_and_connects_after_the_heal() {
     }
     assert!(lost_seen >= 8, "most seeds should partition a connect's SYN: {lost_seen}");
 }
+
+/// `splice` from a simulated stream into a pipe moves the stream's bytes, as many as asked or
+/// as are there, and answers 0 at end-of-file: the kernel would have spliced from the
+/// never-connected placeholder socket and answered an error.
+#[test]
+fn splice_from_a_stream_moves_its_bytes_and_sees_its_end() {
+    let cfg = common::config("tcpsplice", &["{id}", "127.1.0.1"], 2);
+    let mut d = Decisions::random(1);
+    let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
+    assert_eq!(
+        common::passing_lines(&out),
+        ["got 5 [hello]", "got 5 [ over]", "got 4 [ tcp]", "end 0 total 14"]
+    );
+}

@@ -94,6 +94,7 @@ mod sigfd;
 mod signals;
 mod slot;
 mod sockets;
+mod splice;
 mod stacks;
 mod text;
 mod threadexit;

@@ -73,6 +73,15 @@ unsafe fn descriptor_call(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
         libc::SYS_pwrite64 => crate::files::pwrite64(i(0), p(1), u(2), a[3]) as c_long,
         libc::SYS_lseek => crate::datadir::lseek(i(0), a[1], i(2)) as c_long,
         libc::SYS_sendfile => crate::sendfile::sendfile(i(0), i(1), p(2).cast(), u(3)) as c_long,
+        libc::SYS_splice => {
+            crate::splice::splice(i(0), p(1).cast(), i(2), p(3).cast(), u(4), a[5] as _) as c_long
+        }
+        libc::SYS_tee => crate::splice::tee(i(0), i(1), u(2), a[3] as _) as c_long,
+        libc::SYS_vmsplice => crate::splice::vmsplice(i(0), p(1).cast(), u(2), a[3] as _) as c_long,
+        libc::SYS_copy_file_range => {
+            crate::splice::copy_file_range(i(0), p(1).cast(), i(2), p(3).cast(), u(4), a[5] as _)
+                as c_long
+        }
         libc::SYS_close => crate::io::close(i(0)) as c_long,
         libc::SYS_dup => crate::io::dup(i(0)) as c_long,
         libc::SYS_dup2 => crate::io::dup2(i(0), i(1)) as c_long,

@@ -11,9 +11,6 @@
 
 use crate::prelude::*;
 
-/// Bytes read from the file per chunk (on the caller's stack; each chunk is one `write`).
-const CHUNK: usize = 16 * 1024;
-
 #[no_mangle]
 pub unsafe extern "C" fn sendfile(
     out: c_int,
@@ -49,49 +46,14 @@ fn on_disk(fd: c_int) -> bool {
 
 /// Copies up to `count` bytes of `input` from `*offset` (or its file offset) to `out` through
 /// the hooks (no guard is held: each hook takes its own). A socket or pipe as `input` (Linux
-/// splices from one since 5.12) is read once, for what it has; bytes the destination then
-/// does not take are lost, where Linux would keep them in its pipe.
+/// splices from one since 5.12) gives what it has, and keeps what the destination did not take.
 unsafe fn copy(out: c_int, input: c_int, offset: *mut libc::off_t, count: size_t) -> ssize_t {
-    let stream = fdtable::is_sim(input);
-    if stream && !offset.is_null() {
+    if !fdtable::is_sim(input) {
+        return crate::splice::from_file(out, ptr::null_mut(), input, offset, count);
+    }
+    if !offset.is_null() {
         set_errno(libc::ESPIPE);
         return -1;
     }
-    let start = match (stream, offset.is_null()) {
-        (true, _) => 0,
-        (false, true) => crate::datadir::lseek64(input, 0, libc::SEEK_CUR),
-        (false, false) => *offset,
-    };
-    if start < 0 {
-        return -1;
-    }
-    let mut buf = [0u8; CHUNK];
-    let mut sent = 0usize;
-    while sent < count {
-        let want = (count - sent).min(CHUNK);
-        let got = if stream {
-            crate::io::read(input, buf.as_mut_ptr().cast(), want)
-        } else {
-            crate::files::pread64(input, buf.as_mut_ptr().cast(), want, start + sent as i64)
-        };
-        let w =
-            if got > 0 { crate::io::write(out, buf.as_ptr().cast(), got as usize) } else { got };
-        if w <= 0 {
-            if w < 0 && sent == 0 {
-                return -1;
-            }
-            break;
-        }
-        sent += w as usize;
-        if w < got || stream {
-            break;
-        }
-    }
-    let end = start + sent as libc::off_t;
-    if !stream && offset.is_null() {
-        crate::datadir::lseek64(input, end, libc::SEEK_SET);
-    } else if !stream {
-        *offset = end;
-    }
-    sent as ssize_t
+    crate::splice::from_stream(out, ptr::null_mut(), input, count, false, false)
 }
