@@ -74,6 +74,17 @@ fn splice_and_copy_file_range_match_native() {
     assert_eq!(passed(&out), native, "shim (left) vs native (right)");
 }
 
+/// An `O_PATH` descriptor on a data-directory file or directory names it (`fstat`, `*at` calls)
+/// and its content calls answer `EBADF`, as natively: the disk had refused `O_PATH` by name, so
+/// `cp` into a data directory ended the run.
+#[test]
+fn path_descriptors_match_native() {
+    let native = native("opath", "opath-native", &[]);
+    assert!(native.contains("getdents on it: -1 errno EBADF"), "{native}");
+    let (out, _) = on_disk("opath", "opath-sim", &[], &Scenario::calm(), 1);
+    assert_eq!(passed(&out), native, "shim (left) vs native (right)");
+}
+
 #[test]
 fn file_calls_match_native() {
     let native = native("disk", "native", &[]);

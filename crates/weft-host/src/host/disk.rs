@@ -240,10 +240,17 @@ impl World<'_> {
             let what = format!("open(`{path}`, O_DIRECT): direct I/O is not modelled");
             return self.disk_unsupported(c, &what);
         }
-        if flags & libc::O_TMPFILE == libc::O_TMPFILE || flags & libc::O_PATH != 0 {
-            let what = format!("open(`{path}`) with O_TMPFILE or O_PATH is not modelled");
+        if flags & libc::O_TMPFILE == libc::O_TMPFILE {
+            let what = format!("open(`{path}`) with O_TMPFILE is not modelled");
             return self.disk_unsupported(c, &what);
         }
+        // O_PATH only names the file (`cp` asks whether its target is a directory with one):
+        // every flag but O_DIRECTORY is ignored, and its data calls answer EBADF (`data_fd`).
+        let flags = if flags & libc::O_PATH != 0 {
+            flags & (libc::O_PATH | libc::O_DIRECTORY)
+        } else {
+            flags
+        };
         let writable = flags & libc::O_ACCMODE != libc::O_RDONLY;
         let node = c.node;
         let target = match find(&self.nd(node).disk, &path) {
@@ -282,15 +289,22 @@ impl World<'_> {
             }
         };
         self.close_fd(node, fd);
-        let keep = libc::O_ACCMODE | libc::O_APPEND | libc::O_SYNC | libc::O_DSYNC;
+        let keep = libc::O_ACCMODE | libc::O_APPEND | libc::O_SYNC | libc::O_DSYNC | libc::O_PATH;
         let file = OpenFile { target, path, offset: 0, flags: flags & keep };
         self.fds.open_file(node, fd, file);
         Reply::Ret(fd as i64)
     }
 
+    /// The disk file or directory open at `fd` for a call on its contents: `None` (the
+    /// caller's `EBADF`) also for an `O_PATH` descriptor, which only names it (stat, `*at`
+    /// calls and `fchdir` take one; `read`, `lseek`, `fsync`, listing and mapping do not).
+    pub(super) fn data_fd(&self, node: u32, fd: i32) -> Option<&OpenFile> {
+        self.fds.file(node, fd).filter(|f| f.flags & libc::O_PATH == 0)
+    }
+
     /// The inode and path of the disk file open at `fd` (`None`: no file there).
     pub(super) fn disk_inode(&self, node: u32, fd: i32) -> Option<(usize, String)> {
-        match self.fds.file(node, fd)? {
+        match self.data_fd(node, fd)? {
             OpenFile { target: Target::File(i), path, .. } => Some((*i, path.clone())),
             _ => None,
         }
@@ -299,7 +313,7 @@ impl World<'_> {
     /// The open disk file at `fd` as (inode, offset, flags): `EBADF` when `fd` is no disk
     /// descriptor, `EISDIR` when it is a directory.
     fn open_inode(&self, node: u32, fd: i32) -> Result<(usize, u64, i32), i32> {
-        match self.fds.file(node, fd) {
+        match self.data_fd(node, fd) {
             None => Err(libc::EBADF),
             Some(OpenFile { target: Target::Dir(_), .. }) => Err(libc::EISDIR),
             Some(f @ OpenFile { target: Target::File(i), .. }) => Ok((*i, f.offset, f.flags)),
@@ -397,7 +411,7 @@ impl World<'_> {
 
     fn disk_seek(&mut self, c: Caller, slot: &mut Slot) -> Reply {
         let (fd, off, whence) = (slot.args[1] as i32, slot.args[2], slot.args[3] as i32);
-        let Some(f) = self.fds.file(c.node, fd) else { return err(libc::EBADF) };
+        let Some(f) = self.data_fd(c.node, fd) else { return err(libc::EBADF) };
         let size = match &f.target {
             Target::File(i) => self.nd(c.node).disk.inode_size(*i) as i64,
             Target::Dir(_) if whence != libc::SEEK_SET => return err(libc::EINVAL),
@@ -423,7 +437,7 @@ impl World<'_> {
     fn disk_fsync(&mut self, c: Caller, slot: &mut Slot) -> Reply {
         let fd = slot.args[1] as i32;
         let data_only = slot.args[2] == 1;
-        let Some(f) = self.fds.file(c.node, fd) else { return err(libc::EBADF) };
+        let Some(f) = self.data_fd(c.node, fd) else { return err(libc::EBADF) };
         let (target, path) = (f.target.clone(), f.path.clone());
         let name = if data_only { "fdatasync" } else { "fsync" };
         if let Target::File(i) = target {

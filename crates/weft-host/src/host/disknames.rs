@@ -293,7 +293,7 @@ impl World<'_> {
 
     pub(super) fn disk_list(&mut self, c: Caller, slot: &mut Slot) -> Reply {
         let (fd, cap) = (slot.args[1] as i32, (slot.args[2].max(0) as usize).min(DATA_MAX));
-        let Some(f) = self.fds.file(c.node, fd) else { return err(libc::EBADF) };
+        let Some(f) = self.data_fd(c.node, fd) else { return err(libc::EBADF) };
         let Target::Dir(dir) = f.target.clone() else { return err(libc::ENOTDIR) };
         let from = f.offset as usize;
         let mut all = vec![(".".to_string(), true), ("..".to_string(), true)];
