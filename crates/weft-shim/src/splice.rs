@@ -90,11 +90,11 @@ pub(crate) unsafe fn from_stream(
         return got;
     }
     let w = put(out, out_off, &buf[..got as usize]);
-    if w <= 0 {
-        return w;
-    }
     if !simulated && w < got {
         unsupported(b"splice from a real pipe into a descriptor that took only part of it", -1, 0);
+    }
+    if w <= 0 {
+        return w;
     }
     if simulated && !keep {
         take(input, &mut buf[..w as usize], false, true);
