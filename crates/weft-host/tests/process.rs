@@ -208,6 +208,16 @@ fn a_line_a_child_starts_and_its_parent_ends_is_one_line() {
     assert_eq!(shim, String::from_utf8_lossy(&native.stdout), "shim (left) vs native (right)");
 }
 
+/// dash's `wait` for a background job it killed: it blocks SIGCHLD with `sigprocmask`,
+/// unblocks it with glibc's `sigsetmask`, and sleeps in `sigsuspend` until SIGCHLD comes. The
+/// shim did not see `sigsetmask`, so the host kept SIGCHLD blocked and the run deadlocked.
+#[test]
+fn a_shell_waits_for_a_background_job_it_killed() {
+    let script = "sleep 100 & sleep 1; kill $!; wait $!; echo status $?; wait; echo done";
+    let cfg = weft_host::HostConfig::new("/bin/sh", vec!["-c".into(), script.into()], 1);
+    assert_eq!(passing(&cfg, 1), ["Terminated", "status 143", "done"]);
+}
+
 #[test]
 fn a_close_on_exec_pipe_closes_at_the_exec() {
     parity("cloexec");

@@ -90,6 +90,7 @@ mod random;
 mod rawcalls;
 mod sendfile;
 mod sharedkeys;
+mod sigcompat;
 mod sigfd;
 mod signals;
 mod slot;

@@ -220,7 +220,8 @@ pub const OP_SIGACTION: u32 = 50;
 pub const OP_SIGMASK: u32 = 51;
 /// Send signal `args[1]` (0: only check that the target exists). `args[2]` = SIGTO_*: to the
 /// process with virtual pid `args[0]` (0: the caller's), or to the calling thread, or to the
-/// thread in slot `args[0]` of the caller's process. Answer 0, -ESRCH, -EINVAL.
+/// thread in slot `args[0]` of the caller's process. `args[3]` = 1: `sigqueue`'s, with the
+/// value `args[4]` (`SI_QUEUE`). Answer 0, -ESRCH, -EINVAL.
 pub const OP_KILL: u32 = 52;
 /// Wait for a signal with the mask temporarily `args[0]` (sigsuspend; `pause` passes its own
 /// mask). Answer -EINTR once a signal was delivered.
@@ -367,6 +368,7 @@ pub const SI_USER: i32 = 0;
 pub const SI_KERNEL: i32 = 0x80;
 pub const SI_TIMER: i32 = -2;
 pub const SI_TKILL: i32 = -6;
+pub const SI_QUEUE: i32 = -1;
 
 /// Signals the host delivers with one answer, at most.
 pub const SIG_BATCH: usize = 32;

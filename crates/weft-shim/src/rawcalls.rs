@@ -20,7 +20,7 @@ pub(crate) unsafe fn hooked(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
     clock_and_identity_call(nr, a).or_else(|| descriptor_call(nr, a))
 }
 
-/// Time, identity, randomness, sleeping and capabilities, answered as their hooks answer
+/// Time, identity, randomness, sleeping, signals and capabilities, answered as their hooks answer
 /// (nginx reads its thread id with `syscall(SYS_gettid)`; the kernel's answer differs from run
 /// to run). Only under weft.
 unsafe fn clock_and_identity_call(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
@@ -50,6 +50,13 @@ unsafe fn clock_and_identity_call(nr: c_long, a: [c_long; 6]) -> Option<c_long> 
                     -1
                 }
             }
+        }
+        // Signals name virtual pids: the kernel would signal whatever real process has the
+        // number.
+        libc::SYS_kill => crate::process::kill(a[0] as _, a[1] as _) as c_long,
+        libc::SYS_tgkill => crate::signals::tgkill(a[0] as _, a[1] as _, a[2] as _) as c_long,
+        libc::SYS_tkill => {
+            crate::signals::tgkill(crate::process::getpid(), a[0] as _, a[1] as _) as c_long
         }
         libc::SYS_sched_yield => crate::threads::sched_yield() as c_long,
         libc::SYS_capget => crate::creds::capget(p(0), p(1)) as c_long,

@@ -274,6 +274,12 @@ fn siginfo(info: &SigInfo) -> libc::siginfo_t {
         raw[4] = info.pid as u32;
         // SAFETY: getuid cannot fail.
         raw[5] = unsafe { libc::getuid() };
+    } else if info.code == SI_QUEUE {
+        raw[4] = info.pid as u32;
+        // SAFETY: getuid cannot fail.
+        raw[5] = unsafe { libc::getuid() };
+        raw[6] = info.value as u32;
+        raw[7] = (info.value >> 32) as u32;
     }
     // SAFETY: siginfo_t is 128 bytes of plain data on x86-64, as `raw` is.
     unsafe { core::mem::transmute::<[u32; 32], libc::siginfo_t>(raw) }
@@ -589,6 +595,11 @@ pub unsafe extern "C" fn sigpending(set: *mut libc::sigset_t) -> c_int {
 
 /// Sends `sig` through the host (`to` = SIGTO_*); libc's convention.
 pub(crate) unsafe fn send(target: i64, sig: c_int, to: i64) -> c_int {
+    send_value(target, sig, to, None)
+}
+
+/// [`send`], with `sigqueue`'s value (`SI_QUEUE`) when given.
+unsafe fn send_value(target: i64, sig: c_int, to: i64, value: Option<u64>) -> c_int {
     if sig != 0 && !valid(sig) {
         set_errno(libc::EINVAL);
         return -1;
@@ -600,7 +611,57 @@ pub(crate) unsafe fn send(target: i64, sig: c_int, to: i64) -> c_int {
     s.args[0] = target;
     s.args[1] = sig as i64;
     s.args[2] = to;
+    s.args[3] = value.is_some() as i64;
+    s.args[4] = value.unwrap_or(0) as i64;
     ret_errno(handoff(OP_KILL)) as c_int
+}
+
+/// `sigqueue`: a signal with a value (`si_code` `SI_QUEUE`) to a process by virtual pid; the
+/// kernel's would have gone to whatever real process has that number.
+#[no_mangle]
+pub unsafe extern "C" fn sigqueue(pid: libc::pid_t, sig: c_int, value: libc::sigval) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            let v = Some(value.sival_ptr as u64);
+            return if pid <= 0 {
+                ret_errno(-(libc::ESRCH as i64)) as c_int // no process has that number
+            } else {
+                send_value(pid as i64, sig, SIGTO_PROCESS, v)
+            };
+        }
+    }
+    real!(sigqueue: fn(libc::pid_t, c_int, libc::sigval) -> c_int)(pid, sig, value)
+}
+
+/// `pthread_sigqueue`: [`sigqueue`] to a thread of this process.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_sigqueue(
+    t: libc::pthread_t,
+    sig: c_int,
+    value: libc::sigval,
+) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            let v = Some(value.sival_ptr as u64);
+            let r = match thread_target(t) {
+                Some((k, to)) => send_value(k, sig, to, v),
+                None => ret_errno(-(libc::ESRCH as i64)) as c_int,
+            };
+            return if r < 0 { *libc::__errno_location() } else { 0 };
+        }
+    }
+    real!(pthread_sigqueue: fn(libc::pthread_t, c_int, libc::sigval) -> c_int)(t, sig, value)
+}
+
+/// Where a signal to the thread `t` of this process goes: (target, SIGTO_*).
+unsafe fn thread_target(t: libc::pthread_t) -> Option<(i64, i64)> {
+    if t == libc::pthread_self() {
+        Some((0, SIGTO_SELF))
+    } else if t == MAIN_THREAD.load(Ordering::Relaxed) {
+        Some((crate::slot::main_slot_index() as i64, SIGTO_THREAD))
+    } else {
+        crate::threads::slot_of(t).map(|k| (k as i64, SIGTO_THREAD))
+    }
 }
 
 #[no_mangle]
@@ -617,15 +678,9 @@ pub unsafe extern "C" fn raise(sig: c_int) -> c_int {
 pub unsafe extern "C" fn pthread_kill(t: libc::pthread_t, sig: c_int) -> c_int {
     if let Some(_g) = Guard::enter() {
         if active() {
-            let r = if t == libc::pthread_self() {
-                send(0, sig, SIGTO_SELF)
-            } else if t == MAIN_THREAD.load(Ordering::Relaxed) {
-                send(crate::slot::main_slot_index() as i64, sig, SIGTO_THREAD)
-            } else if let Some(k) = crate::threads::slot_of(t) {
-                send(k as i64, sig, SIGTO_THREAD)
-            } else {
-                set_errno(libc::ESRCH);
-                -1
+            let r = match thread_target(t) {
+                Some((k, to)) => send(k, sig, to),
+                None => ret_errno(-(libc::ESRCH as i64)) as c_int,
             };
             return if r < 0 { *libc::__errno_location() } else { 0 };
         }

@@ -119,6 +119,9 @@ const TRAPPED: &[(i64, &[u8])] = &[
     (libc::SYS_sched_getaffinity, b"sched_getaffinity"),
     // Closing simulated descriptors must reach the host: served by the handler.
     (libc::SYS_close_range, b"close_range"),
+    // A queued signal names a virtual pid (`sigqueue` is hooked; the raw call is an escape).
+    (libc::SYS_rt_sigqueueinfo, b"rt_sigqueueinfo"),
+    (libc::SYS_rt_tgsigqueueinfo, b"rt_tgsigqueueinfo"),
 ];
 
 fn trapped_name(nr: i64) -> &'static [u8] {

@@ -178,8 +178,10 @@ impl World<'_> {
                 (q, None, SI_USER)
             }
         };
+        let (code, value) =
+            if slot.args[3] == 1 { (SI_QUEUE, slot.args[4] as u64) } else { (code, 0) };
         if sig != 0 {
-            let info = SigInfo { signo: sig, code, pid: me, ..SigInfo::default() };
+            let info = SigInfo { signo: sig, code, pid: me, value, ..SigInfo::default() };
             self.send_signal(p, t, info);
         }
         Reply::Ret(0)
@@ -319,9 +321,20 @@ impl World<'_> {
                 | Wait::SignalfdRead { .. }
                 | Wait::Child { .. }
         );
-        if interruptible {
-            self.answer(t, -(libc::EINTR as i64));
+        if !interruptible {
+            return;
         }
+        if let Wait::Child { sel, nowait } = self.threads[t].wait {
+            // A wait the signal's own child ended satisfies answers that child, as on Linux
+            // (the kernel rescans children before it looks at signals); SIGCHLD's handler runs
+            // on the way back, with the answer.
+            // SAFETY: `t` waits for TURN_THREAD; its slot is ours.
+            let slot = unsafe { &mut *self.slot(t) };
+            if let Some(r) = self.wait_result(p, sel, nowait, slot) {
+                return self.answer(t, r);
+            }
+        }
+        self.answer(t, -(libc::EINTR as i64));
     }
 
     pub(super) fn op_sigsuspend(&mut self, c: Caller, slot: &mut Slot) -> Reply {
