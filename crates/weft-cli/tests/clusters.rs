@@ -199,3 +199,19 @@ fn lighttpd_serves_static_files_with_sendfile() {
         runs_twice_alike("lighttpd.toml", &lines);
     }
 }
+
+/// Two BIRD routers in different autonomous systems bring up an eBGP session over a simulated
+/// stream and each learns the other's announced /16, which birdc reads over the control socket.
+#[test]
+fn bird_routers_peer_over_bgp_and_learn_each_others_routes() {
+    if installed(&["/usr/sbin/bird", "/usr/sbin/birdc"]) {
+        let lines = [
+            "n0 | peer       BGP        ---        up",
+            "n0 | 10.2.0.0/16          unreachable [peer",
+            "from 127.1.0.2",
+            "n1 | 10.1.0.0/16          unreachable [peer",
+            "from 127.1.0.1",
+        ];
+        runs_twice_alike("bird.toml", &lines);
+    }
+}
