@@ -82,3 +82,25 @@ fn same_seed_same_trace() {
         assert_eq!(a.render(), b.render(), "{scenario}");
     }
 }
+
+/// `ftime`, `thrd_sleep`, `ualarm` and `getloadavg` are virtual: glibc makes them with internal
+/// calls no hook saw, so `ftime` read the real clock, `thrd_sleep` was caught by the seccomp
+/// trap (exit 4), `ualarm`'s SIGALRM never came, and the machine's real load showed through.
+#[test]
+fn glibc_time_calls_made_internally_are_virtual() {
+    let cfg = common::config("timecompat", &[], 1);
+    let mut d = Decisions::random(1);
+    let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
+    assert_eq!(
+        common::passing_lines(&out),
+        [
+            "ftime agrees with gettimeofday: 1",
+            "thrd_sleep 0",
+            "after it: 1500 ms",
+            "ualarm answers 0",
+            "armed again, 200000 us were left",
+            "alarms 1 at 1800 ms",
+            "getloadavg 3: 0.00 0.00 0.00",
+        ]
+    );
+}

@@ -106,6 +106,41 @@ pub unsafe extern "C" fn timespec_get(ts: *mut libc::timespec, base: c_int) -> c
     real!(timespec_get: fn(*mut libc::timespec, c_int) -> c_int)(ts, base)
 }
 
+/// `struct timeb`, for `ftime`.
+#[repr(C)]
+pub struct TimeB {
+    time: libc::time_t,
+    millitm: u16,
+    timezone: i16,
+    dstflag: i16,
+}
+
+/// `ftime`: glibc reads the clock with an internal call no hook sees (the real time, different
+/// in every run).
+#[no_mangle]
+pub unsafe extern "C" fn ftime(tp: *mut TimeB) -> c_int {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            let (s, n) = split_ns(REALTIME_BASE_NS + now_ns());
+            *tp = TimeB { time: s, millitm: (n / 1_000_000) as u16, timezone: 0, dstflag: 0 };
+            local_call();
+            return 0;
+        }
+    }
+    real!(ftime: fn(*mut TimeB) -> c_int)(tp)
+}
+
+/// C11 `thrd_sleep`: 0, -1 when a signal interrupted it (`rem` then holds the time left), or
+/// -2; glibc's sleeps through an internal `clock_nanosleep`, which the seccomp trap catches.
+#[no_mangle]
+pub unsafe extern "C" fn thrd_sleep(req: *const libc::timespec, rem: *mut libc::timespec) -> c_int {
+    match nanosleep(req, rem) {
+        0 => 0,
+        _ if *libc::__errno_location() == libc::EINTR => -1,
+        _ => -2,
+    }
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn clock() -> libc::clock_t {
     if let Some(_g) = Guard::enter() {

@@ -104,6 +104,26 @@ pub unsafe extern "C" fn alarm(seconds: c_uint) -> c_uint {
     real!(alarm: fn(c_uint) -> c_uint)(seconds)
 }
 
+/// `ualarm`: `ITIMER_REAL` in microseconds, answering the microseconds that were left. glibc
+/// arms it with an internal `setitimer` no hook sees (a real SIGALRM, which never reaches the
+/// program under the shim).
+#[no_mangle]
+pub unsafe extern "C" fn ualarm(
+    value: libc::useconds_t,
+    interval: libc::useconds_t,
+) -> libc::useconds_t {
+    let tv = |us: libc::useconds_t| libc::timeval {
+        tv_sec: (us / 1_000_000) as libc::time_t,
+        tv_usec: (us % 1_000_000) as libc::suseconds_t,
+    };
+    let new = libc::itimerval { it_value: tv(value), it_interval: tv(interval) };
+    let mut old: libc::itimerval = core::mem::zeroed();
+    if setitimer(libc::ITIMER_REAL, &new, &mut old) < 0 {
+        return libc::useconds_t::MAX; // (useconds_t) -1, as glibc answers
+    }
+    (old.it_value.tv_sec as libc::useconds_t) * 1_000_000 + old.it_value.tv_usec as libc::useconds_t
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn setitimer(
     which: c_int,
