@@ -1,6 +1,6 @@
 //! The frozen Redis Cluster write loss (`docs/redis.md`, "Redis Cluster"): the shrunk
 //! counterexample `weft explore process -o cluster=programs/redis-cluster/cluster.toml
-//! --faults partition=1/50` found in its run 16, replayed on Debian's unmodified
+//! --faults partition=1/50` found (in its run 14 since 2026-12-06), replayed on Debian's unmodified
 //! `redis-server` in cluster mode with an operator's shell script as the client (`redis-cli -c`
 //! in a loop, forked and exec'd by `/bin/sh` with its output read through a pipe). The replay
 //! must reproduce the recorded run bit for bit (same trace hash, exit 1), end in a `history`
