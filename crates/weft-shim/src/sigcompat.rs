@@ -8,7 +8,10 @@
 //! through to libc when the shim is not active.
 
 use crate::prelude::*;
-use crate::signals::{raise, sigaction, signal, sigprocmask, sigsuspend, sysv_signal};
+// The shim's own entry points, never the exported symbols, which a program may define over
+// glibc's (the BEAM's `sigaction` calls `__sigaction`: through the symbol, that looped).
+use crate::signals::{raise_hook as raise, sigaction_hook as sigaction, signal_common};
+use crate::signals::{sigprocmask_hook as sigprocmask, sigsuspend_hook as sigsuspend};
 
 /// glibc's `SIG_HOLD` (System V): "add to the mask" as a disposition.
 const SIG_HOLD: libc::sighandler_t = 2;
@@ -165,12 +168,12 @@ pub unsafe extern "C" fn siginterrupt(sig: c_int, interrupt: c_int) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn __sysv_signal(sig: c_int, h: libc::sighandler_t) -> libc::sighandler_t {
-    sysv_signal(sig, h)
+    signal_common(sig, h, libc::SA_RESETHAND | libc::SA_NODEFER)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn ssignal(sig: c_int, h: libc::sighandler_t) -> libc::sighandler_t {
-    signal(sig, h)
+    signal_common(sig, h, libc::SA_RESTART)
 }
 
 #[no_mangle]

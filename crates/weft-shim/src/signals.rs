@@ -466,6 +466,16 @@ pub unsafe extern "C" fn sigaction(
     act: *const libc::sigaction,
     old: *mut libc::sigaction,
 ) -> c_int {
+    sigaction_hook(sig, act, old)
+}
+
+/// [`sigaction`] itself, for the shim's own callers: a call to the exported symbol may
+/// reach a program's own `sigaction` (the BEAM defines `sigaction` on top of `__sigaction`).
+pub(crate) unsafe fn sigaction_hook(
+    sig: c_int,
+    act: *const libc::sigaction,
+    old: *mut libc::sigaction,
+) -> c_int {
     if let Some(_g) = Guard::enter() {
         if active() && virtualised(sig) {
             return sigaction_sim(sig, act, old);
@@ -478,7 +488,11 @@ pub unsafe extern "C" fn sigaction(
 
 /// `signal` and `bsd_signal` (BSD semantics, as glibc: `SA_RESTART`) and `sysv_signal`
 /// (one-shot, no masking).
-unsafe fn signal_common(sig: c_int, h: libc::sighandler_t, flags: c_int) -> libc::sighandler_t {
+pub(crate) unsafe fn signal_common(
+    sig: c_int,
+    h: libc::sighandler_t,
+    flags: c_int,
+) -> libc::sighandler_t {
     let mut sa: libc::sigaction = core::mem::zeroed();
     sa.sa_sigaction = h;
     sa.sa_flags = flags;
@@ -487,7 +501,7 @@ unsafe fn signal_common(sig: c_int, h: libc::sighandler_t, flags: c_int) -> libc
         libc::sigaddset(&mut sa.sa_mask, sig);
     }
     let mut old: libc::sigaction = core::mem::zeroed();
-    if sigaction(sig, &sa, &mut old) != 0 {
+    if sigaction_hook(sig, &sa, &mut old) != 0 {
         return libc::SIG_ERR;
     }
     old.sa_sigaction
@@ -557,6 +571,16 @@ pub unsafe extern "C" fn pthread_sigmask(
 
 #[no_mangle]
 pub unsafe extern "C" fn sigprocmask(
+    how: c_int,
+    set: *const libc::sigset_t,
+    old: *mut libc::sigset_t,
+) -> c_int {
+    sigprocmask_hook(how, set, old)
+}
+
+/// [`sigprocmask`] itself, for the shim's own callers: a call to the exported symbol may
+/// reach a program's own `sigprocmask` (the BEAM defines `sigaction` on top of `__sigaction`).
+pub(crate) unsafe fn sigprocmask_hook(
     how: c_int,
     set: *const libc::sigset_t,
     old: *mut libc::sigset_t,
@@ -666,6 +690,12 @@ unsafe fn thread_target(t: libc::pthread_t) -> Option<(i64, i64)> {
 
 #[no_mangle]
 pub unsafe extern "C" fn raise(sig: c_int) -> c_int {
+    raise_hook(sig)
+}
+
+/// [`raise`] itself, for the shim's own callers: a call to the exported symbol may
+/// reach a program's own `raise` (the BEAM defines `sigaction` on top of `__sigaction`).
+pub(crate) unsafe fn raise_hook(sig: c_int) -> c_int {
     if let Some(_g) = Guard::enter() {
         if active() {
             return send(0, sig, SIGTO_SELF);
@@ -719,6 +749,12 @@ unsafe fn suspend(mask: u64) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn sigsuspend(set: *const libc::sigset_t) -> c_int {
+    sigsuspend_hook(set)
+}
+
+/// [`sigsuspend`] itself, for the shim's own callers: a call to the exported symbol may
+/// reach a program's own `sigsuspend` (the BEAM defines `sigaction` on top of `__sigaction`).
+pub(crate) unsafe fn sigsuspend_hook(set: *const libc::sigset_t) -> c_int {
     if let Some(_g) = Guard::enter() {
         if active() {
             return suspend(mask_of(set) & !(UNBLOCKABLE | GLIBC_SIGNALS));
