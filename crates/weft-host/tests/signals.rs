@@ -61,6 +61,14 @@ fn a_wait_its_child_satisfies_answers_the_child_rather_than_eintr() {
     parity_of("sigcompat", "childwait");
 }
 
+/// A program's own `sigaction` over glibc's `__sigaction` (the BEAM's) works: the shim's
+/// `__sigaction` had called back into it through the exported symbol, without end (Erlang's VM
+/// died of `SIGSEGV` at start).
+#[test]
+fn a_programs_own_sigaction_over_glibcs_works() {
+    parity_of("sigcompat", "interposed");
+}
+
 #[test]
 fn raise_runs_an_siginfo_handler() {
     parity("raise");

@@ -1,6 +1,6 @@
 /* glibc's older signal calls (BSD masks, System V dispositions, siginterrupt, sigqueue) and a
  * wait that the signalled child satisfies, printed so that a native run and a run under the
- * shim can be compared line by line. usage: sigcompat compat|childwait */
+ * shim can be compared line by line. usage: sigcompat compat|childwait|interposed */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -25,6 +25,16 @@ static void info(int s, siginfo_t *i, void *c) {
 }
 
 static void plain(int s) { got = s; }
+
+/* The program's own sigaction on top of glibc's __sigaction, as the BEAM defines one (to add
+ * SA_ONSTACK): the shim's __sigaction had called the exported sigaction, this one, which called
+ * __sigaction again, until the stack ran out. */
+extern int __sigaction(int, const struct sigaction *, struct sigaction *);
+static int own_calls;
+int sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
+    own_calls++;
+    return __sigaction(sig, act, old);
+}
 
 static void bsd(void) {
     int old = sigblock(BIT(SIGUSR1));
@@ -135,11 +145,21 @@ static void childwait(void) {
     printf("waitpid(-1): the second %d, killed by %d\n", w == second, WTERMSIG(st));
 }
 
+static void interposed(void) {
+    struct sigaction sa = {0};
+    sa.sa_handler = plain;
+    int before = own_calls;
+    printf("sigaction through the program's own: %d\n", sigaction(SIGUSR2, &sa, 0));
+    raise(SIGUSR2);
+    printf("its calls %d, handler ran %d\n", own_calls - before, got == SIGUSR2);
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char *s = argc > 1 ? argv[1] : "";
     if (!strcmp(s, "compat")) compat();
     else if (!strcmp(s, "childwait")) childwait();
+    else if (!strcmp(s, "interposed")) interposed();
     else {
         fprintf(stderr, "unknown scenario %s\n", s);
         return 2;
