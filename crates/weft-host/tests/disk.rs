@@ -51,6 +51,16 @@ fn passed(out: &weft_host::RunOutput) -> String {
     out.lines.iter().map(|l| format!("{}\n", l.text)).collect()
 }
 
+/// `tests/c/{prog}.c` natively (its output holding `reached`, so it ran to its end) and under
+/// weft from `seed` on a data directory print the same lines: the data directory.
+fn matches_native(prog: &str, reached: &str, seed: u64) -> PathBuf {
+    let native = native(prog, &format!("{prog}-native"), &[]);
+    assert!(native.contains(reached), "{native}");
+    let (out, dir) = on_disk(prog, &format!("{prog}-sim"), &[], &Scenario::calm(), seed);
+    assert_eq!(passed(&out), native, "shim (left) vs native (right)");
+    dir
+}
+
 /// A calm scenario with one crash in its first 2 s.
 fn one_crash() -> Scenario {
     let mut scenario = Scenario::calm();
@@ -68,10 +78,7 @@ fn one_crash() -> Scenario {
 /// from a data-directory file failed.
 #[test]
 fn splice_and_copy_file_range_match_native() {
-    let native = native("splice", "splice-native", &[]);
-    assert!(native.contains("read back [vmsplice]"), "{native}");
-    let (out, _) = on_disk("splice", "splice-sim", &[], &Scenario::calm(), 1);
-    assert_eq!(passed(&out), native, "shim (left) vs native (right)");
+    matches_native("splice", "read back [vmsplice]", 1);
 }
 
 /// An `O_PATH` descriptor on a data-directory file or directory names it (`fstat`, `*at` calls)
@@ -79,18 +86,12 @@ fn splice_and_copy_file_range_match_native() {
 /// `cp` into a data directory ended the run.
 #[test]
 fn path_descriptors_match_native() {
-    let native = native("opath", "opath-native", &[]);
-    assert!(native.contains("getdents on it: -1 errno EBADF"), "{native}");
-    let (out, _) = on_disk("opath", "opath-sim", &[], &Scenario::calm(), 1);
-    assert_eq!(passed(&out), native, "shim (left) vs native (right)");
+    matches_native("opath", "getdents on it: -1 errno EBADF", 1);
 }
 
 #[test]
 fn file_calls_match_native() {
-    let native = native("disk", "native", &[]);
-    assert!(native.contains("same 1"), "{native}");
-    let (out, sim_dir) = on_disk("disk", "sim", &[], &Scenario::calm(), 3);
-    assert_eq!(passed(&out), native, "shim (left) vs native (right)");
+    let sim_dir = matches_native("disk", "same 1", 3);
     assert!(!sim_dir.exists(), "the data directory is simulated: nothing real is written");
 }
 
@@ -259,10 +260,7 @@ fn disk_fault_knobs_reach_real_programs() {
 /// listings are the model's, as natively (it had ended the run, exit 4).
 #[test]
 fn working_in_a_data_directory_matches_native() {
-    let native = native("diskcwd", "cwd-native", &[]);
-    assert!(native.contains("entry x"), "{native}");
-    let (out, dir) = on_disk("diskcwd", "cwd", &[], &Scenario::calm(), 1);
-    assert_eq!(passed(&out), native, "shim (left) vs native (right)");
+    let dir = matches_native("diskcwd", "entry x", 1);
     let real: Vec<_> = walk(&dir);
     assert!(real.iter().all(|p| p.is_dir()), "only empty stand-ins are real: {real:?}");
 }

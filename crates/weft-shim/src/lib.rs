@@ -93,6 +93,7 @@ mod sharedkeys;
 mod sigcompat;
 mod sigfd;
 mod signals;
+mod sigsend;
 mod slot;
 mod sockets;
 mod splice;

@@ -69,7 +69,7 @@ pub unsafe extern "C" fn kill(pid: libc::pid_t, sig: c_int) -> c_int {
     if let Some(_g) = Guard::enter() {
         if active() {
             // Virtual pids, virtual signals: the host finds the target and delivers.
-            return crate::signals::send(pid as i64, sig, SIGTO_PROCESS);
+            return crate::sigsend::send(pid as i64, sig, SIGTO_PROCESS);
         }
     }
     let v = VPID.load(Ordering::Relaxed);

@@ -54,9 +54,9 @@ unsafe fn clock_and_identity_call(nr: c_long, a: [c_long; 6]) -> Option<c_long> 
         // Signals name virtual pids: the kernel would signal whatever real process has the
         // number.
         libc::SYS_kill => crate::process::kill(a[0] as _, a[1] as _) as c_long,
-        libc::SYS_tgkill => crate::signals::tgkill(a[0] as _, a[1] as _, a[2] as _) as c_long,
+        libc::SYS_tgkill => crate::sigsend::tgkill(a[0] as _, a[1] as _, a[2] as _) as c_long,
         libc::SYS_tkill => {
-            crate::signals::tgkill(crate::process::getpid(), a[0] as _, a[1] as _) as c_long
+            crate::sigsend::tgkill(crate::process::getpid(), a[0] as _, a[1] as _) as c_long
         }
         libc::SYS_sched_yield => crate::threads::sched_yield() as c_long,
         libc::SYS_capget => crate::creds::capget(p(0), p(1)) as c_long,

@@ -10,8 +10,9 @@
 use crate::prelude::*;
 // The shim's own entry points, never the exported symbols, which a program may define over
 // glibc's (the BEAM's `sigaction` calls `__sigaction`: through the symbol, that looped).
-use crate::signals::{raise_hook as raise, sigaction_hook as sigaction, signal_common};
+use crate::signals::{sigaction_hook as sigaction, signal_common};
 use crate::signals::{sigprocmask_hook as sigprocmask, sigsuspend_hook as sigsuspend};
+use crate::sigsend::raise_hook as raise;
 
 /// glibc's `SIG_HOLD` (System V): "add to the mask" as a disposition.
 const SIG_HOLD: libc::sighandler_t = 2;

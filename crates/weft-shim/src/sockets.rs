@@ -315,7 +315,7 @@ pub(crate) unsafe fn send_common(
         if r < 0 && *libc::__errno_location() == libc::EPIPE && flags & libc::MSG_NOSIGNAL == 0 {
             // As Linux: SIGPIPE to the writing thread (delivered as the call returns; a
             // program that ignores it just sees EPIPE).
-            crate::signals::send(0, libc::SIGPIPE, SIGTO_SELF);
+            crate::sigsend::send(0, libc::SIGPIPE, SIGTO_SELF);
             set_errno(libc::EPIPE);
         }
         return r;

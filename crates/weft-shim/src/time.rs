@@ -134,7 +134,7 @@ pub unsafe extern "C" fn ftime(tp: *mut TimeB) -> c_int {
 /// -2; glibc's sleeps through an internal `clock_nanosleep`, which the seccomp trap catches.
 #[no_mangle]
 pub unsafe extern "C" fn thrd_sleep(req: *const libc::timespec, rem: *mut libc::timespec) -> c_int {
-    match nanosleep(req, rem) {
+    match nanosleep_hook(req, rem) {
         0 => 0,
         _ if *libc::__errno_location() == libc::EINTR => -1,
         _ => -2,
@@ -219,6 +219,12 @@ pub(crate) fn ts_ns(ts: &libc::timespec) -> u64 {
 
 #[no_mangle]
 pub unsafe extern "C" fn nanosleep(req: *const libc::timespec, rem: *mut libc::timespec) -> c_int {
+    nanosleep_hook(req, rem)
+}
+
+/// [`nanosleep`] itself, for the shim's own callers (`thrd_sleep`): the exported symbol may be
+/// a program's own.
+unsafe fn nanosleep_hook(req: *const libc::timespec, rem: *mut libc::timespec) -> c_int {
     if let Some(_g) = Guard::enter() {
         if active() {
             if req.is_null() || (*req).tv_nsec < 0 || (*req).tv_nsec >= 1_000_000_000 {

@@ -118,7 +118,7 @@ pub unsafe extern "C" fn ualarm(
     };
     let new = libc::itimerval { it_value: tv(value), it_interval: tv(interval) };
     let mut old: libc::itimerval = core::mem::zeroed();
-    if setitimer(libc::ITIMER_REAL, &new, &mut old) < 0 {
+    if setitimer_hook(libc::ITIMER_REAL, &new, &mut old) < 0 {
         return libc::useconds_t::MAX; // (useconds_t) -1, as glibc answers
     }
     (old.it_value.tv_sec as libc::useconds_t) * 1_000_000 + old.it_value.tv_usec as libc::useconds_t
@@ -126,6 +126,16 @@ pub unsafe extern "C" fn ualarm(
 
 #[no_mangle]
 pub unsafe extern "C" fn setitimer(
+    which: c_int,
+    new: *const libc::itimerval,
+    old: *mut libc::itimerval,
+) -> c_int {
+    setitimer_hook(which, new, old)
+}
+
+/// [`setitimer`] itself, for the shim's own callers: a call to the exported symbol may reach a
+/// program's own `setitimer` (as the BEAM's `sigaction` over `__sigaction` was reached).
+unsafe fn setitimer_hook(
     which: c_int,
     new: *const libc::itimerval,
     old: *mut libc::itimerval,
@@ -207,7 +217,7 @@ pub unsafe extern "C" fn timer_create(
             }
             // SIGEV_THREAD_ID: the thread (of this process) the signal goes to.
             let to = if thread {
-                crate::signals::slot_of_tid((*ev).sigev_notify_thread_id)
+                crate::sigsend::slot_of_tid((*ev).sigev_notify_thread_id)
             } else {
                 None
             };
