@@ -218,6 +218,18 @@ fn a_shell_waits_for_a_background_job_it_killed() {
     assert_eq!(passing(&cfg, 1), ["Terminated", "status 143", "done"]);
 }
 
+/// `syscall(2)` with a pid-naming number (groups, sessions, priorities, limits, scheduling)
+/// answers as the libc function does, on virtual pids: it had gone to the kernel, where the
+/// virtual pid named no process of the run (or some other one on the machine).
+#[test]
+fn pid_naming_system_calls_made_through_syscall_use_virtual_pids() {
+    let bin = common::compile("rawpids", &[]);
+    let native = Command::new(&bin).output().expect("run natively");
+    let out = calm(&common::config("rawpids", &[], 1), 1);
+    let shim: String = common::passing_lines(&out).iter().map(|l| format!("{l}\n")).collect();
+    assert_eq!(shim, String::from_utf8_lossy(&native.stdout), "shim (left) vs native (right)");
+}
+
 #[test]
 fn a_close_on_exec_pipe_closes_at_the_exec() {
     parity("cloexec");

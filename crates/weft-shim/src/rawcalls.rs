@@ -17,7 +17,51 @@ use libc::{sockaddr, socklen_t};
 /// call of that number (then libc makes it). `syscall(2)` itself serves futexes, `clone` and
 /// `exit` before asking.
 pub(crate) unsafe fn hooked(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
-    clock_and_identity_call(nr, a).or_else(|| descriptor_call(nr, a))
+    clock_and_identity_call(nr, a)
+        .or_else(|| process_call(nr, a))
+        .or_else(|| descriptor_call(nr, a))
+}
+
+/// Calls that name a process by pid, answered as their hooks answer: passed to the kernel, a
+/// virtual pid names whatever real process has that number. Only under weft.
+unsafe fn process_call(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
+    use crate::{groups as g, pidcalls as pc};
+    if !active() {
+        return None;
+    }
+    let pid = a[0] as libc::pid_t;
+    let r = match nr {
+        libc::SYS_getpgid => g::getpgid(pid) as c_long,
+        libc::SYS_getpgrp => g::getpgrp() as c_long,
+        libc::SYS_getsid => g::getsid(pid) as c_long,
+        libc::SYS_setsid => g::setsid() as c_long,
+        libc::SYS_setpgid => g::setpgid(pid, a[1] as _) as c_long,
+        libc::SYS_setpriority => pc::setpriority(a[0] as _, a[1] as _, a[2] as _) as c_long,
+        // The system call answers 20 - nice (1 to 40), so -1 is never a priority.
+        libc::SYS_getpriority => {
+            set_errno(0);
+            let nice = pc::getpriority(a[0] as _, a[1] as _);
+            if nice == -1 && *libc::__errno_location() != 0 {
+                -1
+            } else {
+                20 - nice as c_long
+            }
+        }
+        libc::SYS_sched_setscheduler => {
+            pc::sched_setscheduler(pid, a[1] as _, a[2] as *const _) as c_long
+        }
+        libc::SYS_sched_getscheduler => pc::sched_getscheduler(pid) as c_long,
+        libc::SYS_sched_setparam => pc::sched_setparam(pid, a[1] as *const _) as c_long,
+        libc::SYS_sched_getparam => pc::sched_getparam(pid, a[1] as *mut _) as c_long,
+        libc::SYS_sched_setaffinity => {
+            pc::sched_setaffinity(pid, a[1] as usize, a[2] as *const _) as c_long
+        }
+        libc::SYS_prlimit64 => {
+            pc::prlimit64(pid, a[1] as _, a[2] as *const _, a[3] as *mut _) as c_long
+        }
+        _ => return None,
+    };
+    Some(r)
 }
 
 /// Time, identity, randomness, sleeping, signals and capabilities, answered as their hooks answer
