@@ -230,6 +230,37 @@ fn pid_naming_system_calls_made_through_syscall_use_virtual_pids() {
     assert_eq!(shim, String::from_utf8_lossy(&native.stdout), "shim (left) vs native (right)");
 }
 
+/// `/proc` names the node's processes by their virtual pids: a process's directory, `stat`
+/// (pid, parent, state; `Z` once ended unwaited) and `cmdline` are there as natively, a pid no
+/// process has is `ENOENT`, and a listing of `/proc` holds exactly the node's processes. The
+/// kernel's `/proc` had no directory for a virtual pid (`ps -p $pid` said it was gone: Galera's
+/// state transfer failed on it) and listed the machine's processes by real pid.
+#[test]
+fn proc_lists_and_describes_the_nodes_processes_by_virtual_pid() {
+    let bin = common::compile("procpids", &[]);
+    let native = Command::new(&bin).output().expect("run natively");
+    let native = String::from_utf8_lossy(&native.stdout);
+    let (native, listed) = native.rsplit_once("listed ").expect("the native run ends");
+    assert!(listed.trim().parse::<u32>().unwrap() > 2, "the machine's processes: {listed}");
+    let shim = passing(&common::config("procpids", &[], 1), 1);
+    let (last, lines) = shim.split_last().unwrap();
+    assert_eq!(lines.iter().map(|l| format!("{l}\n")).collect::<String>(), native);
+    assert_eq!(last, "listed 1", "the node's one process is all /proc lists at the end");
+}
+
+/// procps's `ps -p` and `pgrep` find a shell's background job by the pid `$!` holds, with its
+/// virtual parent, and `ps -p` says it is gone once killed and waited for (as Galera's
+/// `wsrep_sst_rsync` checks its daemon), the same from every seed.
+#[test]
+fn ps_and_pgrep_see_a_background_job_by_its_virtual_pid() {
+    let script = "sleep 100 & ps -o pid=,ppid=,stat=,comm= -p $!; pgrep -x sleep; kill $!; wait; \
+                  ps -p $! >/dev/null || echo gone";
+    let cfg = weft_host::HostConfig::new("/bin/sh", vec!["-c".into(), script.into()], 1);
+    for seed in [1, 2] {
+        assert_eq!(passing(&cfg, seed), ["20001  1000 S    sleep", "20001", "gone"]);
+    }
+}
+
 #[test]
 fn a_close_on_exec_pipe_closes_at_the_exec() {
     parity("cloexec");

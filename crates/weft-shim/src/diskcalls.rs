@@ -81,7 +81,9 @@ pub unsafe extern "C" fn readlink(path: *const c_char, buf: *mut c_char, len: si
             }
         }
     }
-    real!(readlink: fn(*const c_char, *mut c_char, size_t) -> ssize_t)(path, buf, len)
+    crate::procpids::real_path(path, -1, |path| {
+        real!(readlink: fn(*const c_char, *mut c_char, size_t) -> ssize_t)(path, buf, len)
+    })
 }
 
 /// `chdir` into a directory of the simulated disk: the model's directory must exist, and the

@@ -1,6 +1,7 @@
 //! Listing data directories: `opendir`/`fdopendir`/`readdir`/`readdir64`/`rewinddir`/
 //! `closedir`/`dirfd` on a pool of `DIR` handles the shim owns (no allocation in hooks), and
-//! `getdents64`, both reading `linux_dirent64` records the host builds from its disk model.
+//! `getdents64`, both reading `linux_dirent64` records the host builds from its disk model;
+//! the same calls on `/proc` itself list the node's processes ([`crate::procpids::list`]).
 //! `telldir`, `seekdir`, `readdir_r` and `scandir` on one are refused by name.
 
 use crate::datadir::{disk_io, disk_path, lseek_disk, request, try_open};
@@ -17,6 +18,8 @@ struct DirHandle {
     buf: [u8; LIST_BUF],
     fd: c_int,
     used: bool,
+    /// A listing of `/proc` itself ([`crate::procpids::list`]), not of a data directory.
+    proc: bool,
     len: usize,
     pos: usize,
 }
@@ -25,7 +28,8 @@ struct Handles(UnsafeCell<[DirHandle; HANDLES]>);
 // SAFETY: only the thread holding the baton runs program code, so one thread at a time.
 unsafe impl Sync for Handles {}
 static DIRP: Handles = Handles(UnsafeCell::new(
-    [const { DirHandle { buf: [0; LIST_BUF], fd: -1, used: false, len: 0, pos: 0 } }; HANDLES],
+    [const { DirHandle { buf: [0; LIST_BUF], fd: -1, used: false, proc: false, len: 0, pos: 0 } };
+        HANDLES],
 ));
 
 /// The handle `dirp` is, if it is one of ours.
@@ -41,12 +45,17 @@ fn ours(dirp: *mut libc::DIR) -> Option<&'static mut DirHandle> {
 }
 
 fn new_handle(fd: c_int) -> *mut libc::DIR {
+    new_listing(fd, false)
+}
+
+fn new_listing(fd: c_int, proc: bool) -> *mut libc::DIR {
     // SAFETY: one thread at a time (see `Handles`).
     let pool = unsafe { &mut *DIRP.0.get() };
     let Some(h) = pool.iter_mut().find(|h| !h.used) else {
         refuse(b"more than 16 data-directory listings open at once");
     };
     h.used = true;
+    h.proc = proc;
     h.fd = fd;
     h.len = 0;
     h.pos = 0;
@@ -61,6 +70,10 @@ pub unsafe extern "C" fn opendir(path: *const c_char) -> *mut libc::DIR {
             if let Some(fd) = try_open(libc::AT_FDCWD, path, flags) {
                 return if fd < 0 { ptr::null_mut() } else { new_handle(fd) };
             }
+            if crate::procpids::is_proc_root_path(path) {
+                let fd = sys::raw(libc::SYS_open, [path as i64, flags as i64, 0, 0, 0, 0]);
+                return if fd < 0 { ptr::null_mut() } else { new_listing(fd as c_int, true) };
+            }
         }
     }
     real!(opendir: fn(*const c_char) -> *mut libc::DIR)(path)
@@ -71,19 +84,32 @@ pub unsafe extern "C" fn fdopendir(fd: c_int) -> *mut libc::DIR {
     if let Some(r) = disk_io(fd, new_handle) {
         return r;
     }
+    if let Some(_g) = Guard::enter() {
+        if active() && crate::procpids::is_proc_root(fd) {
+            return new_listing(fd, true);
+        }
+    }
     real!(fdopendir: fn(c_int) -> *mut libc::DIR)(fd)
 }
 
 /// The next record of `h` (reading more from the host when its buffer is used up).
 fn next_record(h: &mut DirHandle) -> *mut c_void {
     if h.pos >= h.len {
-        let r = request(DISK_LIST, [h.fd as i64, LIST_BUF as i64, 0, 0]);
+        let r = if h.proc {
+            // SAFETY: `h.fd` is open on `/proc`; the caller holds the guard.
+            unsafe { crate::procpids::list(h.fd, &mut h.buf) as i64 }
+        } else {
+            let r = request(DISK_LIST, [h.fd as i64, LIST_BUF as i64, 0, 0]);
+            if r > 0 {
+                h.buf[..r as usize].copy_from_slice(&slot().data[..r as usize]);
+            }
+            r
+        };
         if r <= 0 {
             return ptr::null_mut();
         }
         h.len = r as usize;
         h.pos = 0;
-        h.buf[..h.len].copy_from_slice(&slot().data[..h.len]);
     }
     let at = h.pos;
     let reclen = u16::from_ne_bytes([h.buf[at + 16], h.buf[at + 17]]) as usize;
@@ -135,7 +161,11 @@ pub unsafe extern "C" fn rewinddir(dirp: *mut libc::DIR) {
     if let Some(h) = ours(dirp) {
         if let Some(_g) = Guard::enter() {
             if active() {
-                lseek_disk(h.fd, 0, libc::SEEK_SET);
+                if h.proc {
+                    sys::raw(libc::SYS_lseek, [h.fd as i64, 0, libc::SEEK_SET as i64, 0, 0, 0]);
+                } else {
+                    lseek_disk(h.fd, 0, libc::SEEK_SET);
+                }
                 h.len = 0;
                 h.pos = 0;
             }
@@ -205,6 +235,13 @@ pub unsafe extern "C" fn getdents64(fd: c_int, buf: *mut c_void, len: size_t) ->
                 }
                 return r as ssize_t;
             }
+        }
+    }
+    if let Some(_g) = Guard::enter() {
+        if active() && crate::procpids::is_proc_root(fd) {
+            // SAFETY: `len` bytes of the caller's buffer.
+            let out = core::slice::from_raw_parts_mut(buf as *mut u8, len);
+            return crate::procpids::list(fd, out) as ssize_t;
         }
     }
     real!(getdents64: fn(c_int, *mut c_void, size_t) -> ssize_t)(fd, buf, len)

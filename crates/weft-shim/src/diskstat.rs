@@ -124,7 +124,9 @@ pub unsafe extern "C" fn stat(path: *const c_char, st: *mut libc::stat) -> c_int
     if let Some(r) = disk_path(|| try_stat(libc::AT_FDCWD, path, st, 0)) {
         return r;
     }
-    let r = real!(stat: fn(*const c_char, *mut libc::stat) -> c_int)(path, st);
+    let r = crate::procpids::real_path(path, -1, |path| {
+        real!(stat: fn(*const c_char, *mut libc::stat) -> c_int)(path, st)
+    });
     real_times(r, st, Looked::At(libc::AT_FDCWD, path, 0))
 }
 
@@ -138,7 +140,9 @@ pub unsafe extern "C" fn lstat(path: *const c_char, st: *mut libc::stat) -> c_in
     if let Some(r) = disk_path(|| try_stat(libc::AT_FDCWD, path, st, libc::AT_SYMLINK_NOFOLLOW)) {
         return r;
     }
-    let r = real!(lstat: fn(*const c_char, *mut libc::stat) -> c_int)(path, st);
+    let r = crate::procpids::real_path(path, -1, |path| {
+        real!(lstat: fn(*const c_char, *mut libc::stat) -> c_int)(path, st)
+    });
     real_times(r, st, Looked::At(libc::AT_FDCWD, path, libc::AT_SYMLINK_NOFOLLOW))
 }
 
@@ -171,9 +175,11 @@ pub unsafe extern "C" fn fstatat(
     if let Some(r) = disk_path(|| try_stat(dirfd, path, st, flags)) {
         return r;
     }
-    let r = real!(fstatat: fn(c_int, *const c_char, *mut libc::stat, c_int) -> c_int)(
-        dirfd, path, st, flags,
-    );
+    let r = crate::procpids::real_path(path, -1, |path| {
+        real!(fstatat: fn(c_int, *const c_char, *mut libc::stat, c_int) -> c_int)(
+            dirfd, path, st, flags,
+        )
+    });
     real_times(r, st, looked(dirfd, path, flags))
 }
 
@@ -252,9 +258,11 @@ pub unsafe extern "C" fn statx(
     if let Some(r) = served {
         return r;
     }
-    let r = real!(statx: fn(c_int, *const c_char, c_int, c_uint, *mut libc::statx) -> c_int)(
-        dirfd, path, flags, mask, stx,
-    );
+    let r = crate::procpids::real_path(path, -1, |path| {
+        real!(statx: fn(c_int, *const c_char, c_int, c_uint, *mut libc::statx) -> c_int)(
+            dirfd, path, flags, mask, stx,
+        )
+    });
     if r == 0 {
         crate::filetimes::settle_statx(stx, looked(dirfd, path, flags));
     }
@@ -294,7 +302,9 @@ pub unsafe extern "C" fn access(path: *const c_char, mode: c_int) -> c_int {
     if let Some(r) = disk_path(|| try_access(libc::AT_FDCWD, path, mode)) {
         return r;
     }
-    real!(access: fn(*const c_char, c_int) -> c_int)(path, mode)
+    crate::procpids::real_path(path, -1, |path| {
+        real!(access: fn(*const c_char, c_int) -> c_int)(path, mode)
+    })
 }
 
 #[no_mangle]
@@ -307,7 +317,9 @@ pub unsafe extern "C" fn faccessat(
     if let Some(r) = disk_path(|| try_access(dirfd, path, mode)) {
         return r;
     }
-    real!(faccessat: fn(c_int, *const c_char, c_int, c_int) -> c_int)(dirfd, path, mode, flags)
+    crate::procpids::real_path(path, -1, |path| {
+        real!(faccessat: fn(c_int, *const c_char, c_int, c_int) -> c_int)(dirfd, path, mode, flags)
+    })
 }
 
 fn try_mkdir(dirfd: c_int, path: *const c_char) -> Option<c_int> {

@@ -37,7 +37,7 @@ unsafe fn simulated_fopen(path: *const c_char, mode: *const c_char) -> Option<*m
         return Some(fopen_random(mode));
     }
     if let Some(fd) = open_simulated(path) {
-        return Some(libc::fdopen(fd, mode));
+        return Some(if fd < 0 { ptr::null_mut() } else { libc::fdopen(fd, mode) });
     }
     crate::diskstdio::try_fopen(path, mode)
 }
@@ -47,7 +47,9 @@ pub unsafe extern "C" fn open(path: *const c_char, flags: c_int, mode: c_uint) -
     if let Some(fd) = simulated_open(libc::AT_FDCWD, path, flags) {
         return fd;
     }
-    let fd = real!(open: fn(*const c_char, c_int, c_uint) -> c_int)(path, flags, mode);
+    let fd = crate::procpids::real_path(path, -1, |path| {
+        real!(open: fn(*const c_char, c_int, c_uint) -> c_int)(path, flags, mode)
+    });
     after_open(path, flags, fd)
 }
 
@@ -56,7 +58,9 @@ pub unsafe extern "C" fn open64(path: *const c_char, flags: c_int, mode: c_uint)
     if let Some(fd) = simulated_open(libc::AT_FDCWD, path, flags) {
         return fd;
     }
-    let fd = real!(open64: fn(*const c_char, c_int, c_uint) -> c_int)(path, flags, mode);
+    let fd = crate::procpids::real_path(path, -1, |path| {
+        real!(open64: fn(*const c_char, c_int, c_uint) -> c_int)(path, flags, mode)
+    });
     after_open(path, flags, fd)
 }
 
@@ -70,8 +74,9 @@ pub unsafe extern "C" fn openat(
     if let Some(fd) = simulated_open(dir, path, flags) {
         return fd;
     }
-    let fd =
-        real!(openat: fn(c_int, *const c_char, c_int, c_uint) -> c_int)(dir, path, flags, mode);
+    let fd = crate::procpids::real_path(path, -1, |path| {
+        real!(openat: fn(c_int, *const c_char, c_int, c_uint) -> c_int)(dir, path, flags, mode)
+    });
     after_open(path, flags, fd)
 }
 
@@ -85,8 +90,9 @@ pub unsafe extern "C" fn openat64(
     if let Some(fd) = simulated_open(dir, path, flags) {
         return fd;
     }
-    let fd =
-        real!(openat64: fn(c_int, *const c_char, c_int, c_uint) -> c_int)(dir, path, flags, mode);
+    let fd = crate::procpids::real_path(path, -1, |path| {
+        real!(openat64: fn(c_int, *const c_char, c_int, c_uint) -> c_int)(dir, path, flags, mode)
+    });
     after_open(path, flags, fd)
 }
 
@@ -95,7 +101,9 @@ pub unsafe extern "C" fn fopen(path: *const c_char, mode: *const c_char) -> *mut
     if let Some(file) = simulated_fopen(path, mode) {
         return file;
     }
-    real!(fopen: fn(*const c_char, *const c_char) -> *mut libc::FILE)(path, mode)
+    crate::procpids::real_path(path, ptr::null_mut(), |path| {
+        real!(fopen: fn(*const c_char, *const c_char) -> *mut libc::FILE)(path, mode)
+    })
 }
 
 #[no_mangle]
@@ -103,7 +111,9 @@ pub unsafe extern "C" fn fopen64(path: *const c_char, mode: *const c_char) -> *m
     if let Some(file) = simulated_fopen(path, mode) {
         return file;
     }
-    real!(fopen64: fn(*const c_char, *const c_char) -> *mut libc::FILE)(path, mode)
+    crate::procpids::real_path(path, ptr::null_mut(), |path| {
+        real!(fopen64: fn(*const c_char, *const c_char) -> *mut libc::FILE)(path, mode)
+    })
 }
 
 fn recordable(path: *const c_char) -> bool {

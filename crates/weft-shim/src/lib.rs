@@ -86,6 +86,7 @@ mod popen;
 mod preload;
 mod process;
 mod procfs;
+mod procpids;
 mod random;
 mod rawcalls;
 mod sendfile;

@@ -1,6 +1,7 @@
-//! Simulated files in `/proc` and `/sys`, opened as in-memory files: a process's own memory
-//! figures (`/proc/self/…` and `/proc/<pid>/…` files `stat`, `statm`, `smaps` and
-//! `smaps_rollup` describe a process that uses no memory; its `cgroup` is the root one), and the
+//! Simulated files in `/proc` and `/sys`, opened as in-memory files: a process's memory
+//! figures (`/proc/self/…` and `/proc/<pid>/…` files `statm`, `smaps` and `smaps_rollup`
+//! describe a process that uses no memory, `stat` and `status` its virtual ids: [`crate::procpids`]; its
+//! `cgroup` is the root one), and the
 //! system-wide files of the simulated machine ([`crate::machine::file`]). The real figures (resident pages, private dirty pages) change from run to run
 //! with the kernel's timing and would leak into what a program reports (Redis's `INFO memory`
 //! and its fork copy-on-write log lines), breaking replay. The pid weft gives a process is not
@@ -18,7 +19,6 @@ fn own_content(p: &[u8]) -> Option<&'static [u8]> {
         return None;
     }
     match file {
-        b"stat" => Some(STAT),
         b"statm" => Some(b"0 0 0 0 0 0 0\n"),
         b"smaps" | b"smaps_rollup" => Some(b""),
         // The root cgroup: no CPU quota for Rust's `available_parallelism` to find.
@@ -27,21 +27,27 @@ fn own_content(p: &[u8]) -> Option<&'static [u8]> {
     }
 }
 
-/// pid, comm, state, then 49 zero fields (vsize and rss among them).
-const STAT: &[u8] = b"1 (weft) R 0 0 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 0 0 0 0 0 0 0 0 0 \
-0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
-
-/// An in-memory file with the simulated content of `path`, or None (not such a file, or the
-/// memfd could not be made: the caller opens the real one).
+/// An in-memory file with the simulated content of `path` (-1 and `ENOENT` for the `stat` of
+/// a pid no process of the node has), or None (not such a file, or the memfd could not be
+/// made: the caller opens the real one).
 pub(crate) unsafe fn open_simulated(path: *const c_char) -> Option<c_int> {
     if path.is_null() {
         return None;
     }
     let p = core::ffi::CStr::from_ptr(path).to_bytes();
-    let mut buf = [0u8; 512];
-    let bytes = match own_content(p) {
-        Some(b) => b,
-        None => {
+    let mut buf = [0u8; 1024];
+    if crate::procpids::names_no_process(p) {
+        set_errno(libc::ENOENT);
+        return Some(-1);
+    }
+    let bytes = match (crate::procpids::id_file_content(p, &mut buf), own_content(p)) {
+        (Some(Some(n)), _) => &buf[..n],
+        (Some(None), _) => {
+            set_errno(libc::ENOENT); // no process of the node has that pid
+            return Some(-1);
+        }
+        (None, Some(b)) => b,
+        (None, None) => {
             let n = crate::machine::file(p, &mut buf)?;
             &buf[..n]
         }

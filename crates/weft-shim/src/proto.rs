@@ -272,6 +272,14 @@ pub const OP_EPOLL_TOUCH: u32 = 64;
 pub const OP_VIRTUAL_PID: u32 = 65;
 /// The real pid of the caller's node's process with virtual pid `args[0]`, or 0.
 pub const OP_REAL_PID: u32 = 66;
+/// The caller's node's processes as `/proc` lists them, running or ended but not yet waited
+/// for: their virtual pids in `data`, ascending `u32`s. Answer: how many.
+pub const OP_PROCS: u32 = 67;
+/// What `/proc/<args[0]>/stat` says of the caller's node's process with that virtual pid.
+/// Answer: its real pid (0: no such process), with `args[1]` its parent's virtual pid (1 for a
+/// node's program, as a service manager's child), `args[2]` its group's and `args[3]` its
+/// session's (0 once unreadable), `args[4]` = 1 when it has ended unwaited (a zombie).
+pub const OP_PROC_INFO: u32 = 68;
 /// The answer of a poll ended by `OP_EPOLL_TOUCH` (no errno is this large).
 pub const TOUCHED: i64 = -(1 << 30);
 

@@ -29,6 +29,7 @@ mod passing;
 mod pin;
 mod poll;
 mod process;
+mod procinfo;
 mod signals;
 mod sockets;
 mod stall;
@@ -665,6 +666,8 @@ impl World<'_> {
             OP_EPOLL_TOUCH => self.op_epoll_touch(c, slot),
             OP_VIRTUAL_PID => self.op_virtual_pid(c, slot),
             OP_REAL_PID => self.op_real_pid(c, slot),
+            OP_PROCS => self.op_procs(c, slot),
+            OP_PROC_INFO => self.op_proc_info(c, slot),
             OP_RECVFROM => self.op_recvfrom(c, slot),
             OP_POLL => self.op_poll(c, slot),
             OP_EXIT => self.op_exit(c, slot),
