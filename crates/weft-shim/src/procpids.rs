@@ -123,7 +123,7 @@ unsafe fn id_file(p: &[u8]) -> Option<(IdFile, Option<Seen>)> {
     let asked = match whom(pid) {
         Whom::Missing => None,
         Whom::Init => Some((1, 0, 1, 1, false)),
-        Whom::Own => info(own),
+        Whom::Own => own_info(own),
         Whom::Real(_) => info(pid),
     };
     let seen = asked.map(|(real, ppid, pgrp, sid, zombie)| {
@@ -195,6 +195,19 @@ fn copy_lines(t: &mut Text, text: &[u8], keys: &[&[u8]]) {
 /// 52 fields in all, as Linux writes.
 const STAT_TAIL: &[u8] = b" 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 \
 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
+
+/// [`info`] for the caller's own process; without asking the host when it leads its group and
+/// session (a node's program does), since Redis reads its `stat` every tenth of a second.
+unsafe fn own_info(own: i64) -> Option<(i64, u64, u64, u64, bool)> {
+    let real = sys::raw_ret(libc::SYS_getpid, [0; 6]);
+    let pgrp = sys::raw_ret(libc::SYS_getpgid, [0; 6]);
+    let sid = sys::raw_ret(libc::SYS_getsid, [0; 6]);
+    if pgrp != real || sid != real {
+        return info(own);
+    }
+    let ppid = crate::slot::PPID.load(Ordering::Relaxed) as u64;
+    Some((real, ppid, own as u64, own as u64, false))
+}
 
 /// The host's word on the node's process `pid`: (real pid, parent, group, session, zombie).
 unsafe fn info(pid: i64) -> Option<(i64, u64, u64, u64, bool)> {
