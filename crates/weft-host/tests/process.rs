@@ -250,14 +250,16 @@ fn proc_lists_and_describes_the_nodes_processes_by_virtual_pid() {
 
 /// procps's `ps -p` and `pgrep` find a shell's background job by the pid `$!` holds, with its
 /// virtual parent, and `ps -p` says it is gone once killed and waited for (as Galera's
-/// `wsrep_sst_rsync` checks its daemon), the same from every seed.
+/// `wsrep_sst_rsync` checks its daemon), and `/proc/self` links to the virtual pid, the same
+/// from every seed.
 #[test]
 fn ps_and_pgrep_see_a_background_job_by_its_virtual_pid() {
     let script = "sleep 100 & ps -o pid=,ppid=,stat=,comm= -p $!; pgrep -x sleep; kill $!; wait; \
-                  ps -p $! >/dev/null || echo gone";
+                  ps -p $! >/dev/null || echo gone; readlink /proc/self";
     let cfg = weft_host::HostConfig::new("/bin/sh", vec!["-c".into(), script.into()], 1);
     for seed in [1, 2] {
-        assert_eq!(passing(&cfg, seed), ["20001  1000 S    sleep", "20001", "gone"]);
+        let seen = ["20001  1000 S    sleep", "20001", "gone", "20005"];
+        assert_eq!(passing(&cfg, seed), seen, "the last: readlink's own pid");
     }
 }
 

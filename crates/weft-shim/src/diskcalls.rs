@@ -79,6 +79,9 @@ pub unsafe extern "C" fn readlink(path: *const c_char, buf: *mut c_char, len: si
                 }
                 return -1;
             }
+            if let Some(r) = crate::procpids::self_link(path, buf.cast(), len) {
+                return r;
+            }
         }
     }
     crate::procpids::real_path(path, -1, |path| {

@@ -139,6 +139,20 @@ unsafe fn id_file(p: &[u8]) -> Option<(IdFile, Option<Seen>)> {
     Some((file, seen))
 }
 
+/// `readlink("/proc/self")`: the caller's virtual pid, as its `getpid` answers (the kernel's is
+/// the real one), truncated to `len` as `readlink` does; `None` for any other path.
+pub(crate) unsafe fn self_link(path: *const c_char, buf: *mut u8, len: size_t) -> Option<ssize_t> {
+    if path.is_null() || !matches!(core::ffi::CStr::from_ptr(path).to_bytes(), b"/proc/self") {
+        return None;
+    }
+    let mut digits = [0u8; 20];
+    let mut t = Text::new(&mut digits);
+    t.num(crate::slot::VPID.load(Ordering::Relaxed) as u64);
+    let n = t.len().min(len);
+    ptr::copy_nonoverlapping(digits.as_ptr(), buf, n);
+    Some(n as ssize_t)
+}
+
 /// `/proc/<pid>/stat` or `status` (or `/proc/self`'s) as the node's process sees it, into
 /// `out`: its length, `Some(None)` for no process of the node, `None` when `p` is not such a
 /// file. The ids are virtual; times, memory and faults are zero (they vary from run to run).
