@@ -13,15 +13,25 @@ use crate::text::Text;
 /// Paths longer than this are passed on as they are.
 const PATH_BUF: usize = 512;
 
-/// The process `/proc/<pid>/…` names, when `p` is such a path: (pid, the rest after it).
+/// The process `/proc/<pid>/…` names, when `p` is such a path (or `<pid>/…` in a working
+/// directory of `/proc`, as sysvinit's `pidof` reads): (pid, the rest after it).
 fn split(p: &[u8]) -> Option<(i64, &[u8])> {
-    let rest = p.strip_prefix(b"/proc/")?;
+    let relative = p.first().is_some_and(u8::is_ascii_digit);
+    // SAFETY: a check of the working directory, only for a path that starts with a digit.
+    let rest = if relative && unsafe { in_proc() } { p } else { p.strip_prefix(b"/proc/")? };
     let end = rest.iter().position(|&b| b == b'/').unwrap_or(rest.len());
     let (who, tail) = rest.split_at(end);
     if who.is_empty() || who.len() > 9 || !who.iter().all(u8::is_ascii_digit) {
         return None;
     }
     Some((who.iter().fold(0i64, |n, &d| n * 10 + (d - b'0') as i64), tail))
+}
+
+/// Whether the working directory is `/proc`.
+unsafe fn in_proc() -> bool {
+    let mut cwd = [0u8; 8];
+    let n = sys::raw_ret(libc::SYS_getcwd, [cwd.as_mut_ptr() as i64, cwd.len() as i64, 0, 0, 0, 0]);
+    n == 6 && &cwd[..6] == b"/proc\0"
 }
 
 /// Whom a virtual pid names in `/proc`.
@@ -265,9 +275,16 @@ pub(crate) unsafe fn is_proc_root(fd: c_int) -> bool {
     fs_ok == 0 && st_ok == 0 && fs.f_type == libc::PROC_SUPER_MAGIC && st.st_ino == 1
 }
 
-/// Whether `path` names `/proc` itself.
+/// Whether `path` names `/proc` itself (`.` in a working directory of `/proc`).
 pub(crate) unsafe fn is_proc_root_path(path: *const c_char) -> bool {
-    !path.is_null() && matches!(core::ffi::CStr::from_ptr(path).to_bytes(), b"/proc" | b"/proc/")
+    if path.is_null() {
+        return false;
+    }
+    match core::ffi::CStr::from_ptr(path).to_bytes() {
+        b"/proc" | b"/proc/" => true,
+        b"." | b"./" => in_proc(),
+        _ => false,
+    }
 }
 
 /// Up to `out.len()` bytes of `linux_dirent64` records of the simulated `/proc` listing, from

@@ -41,8 +41,8 @@ static char state_of(pid_t pid, pid_t parent, int *ids_ok) {
     return state;
 }
 
-static int listed(pid_t a, pid_t b, int *count) {
-    DIR *d = opendir("/proc");
+static int listed_in(const char *dir, pid_t a, pid_t b, int *count) {
+    DIR *d = opendir(dir);
     struct dirent *e;
     int found = 0;
     *count = 0;
@@ -54,6 +54,25 @@ static int listed(pid_t a, pid_t b, int *count) {
     }
     closedir(d);
     return found;
+}
+
+static int listed(pid_t a, pid_t b, int *count) {
+    return listed_in("/proc", a, b, count);
+}
+
+/* The child as seen from a working directory of /proc, as sysvinit's pidof looks. */
+static void relative(pid_t child) {
+    char path[64];
+    int pid = 0, count;
+    if (chdir("/proc") != 0) return;
+    snprintf(path, sizeof path, "%d/stat", child);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (fscanf(f, "%d", &pid) != 1) pid = 0;
+        fclose(f);
+    }
+    printf("from /proc: stat %d, listed %d\n", pid == child, listed_in(".", child, -1, &count));
+    if (chdir("/") != 0) return;
 }
 
 int main(int argc, char **argv) {
@@ -78,6 +97,7 @@ int main(int argc, char **argv) {
     if (f) fclose(f);
     printf("child's cmdline is argv[0]: %d\n", n > 0 && strcmp(cmd, argv[0]) == 0);
     printf("listing holds both: %d\n", listed(me, child, &count));
+    relative(child);
     printf("no such pid: %d\n", exists(4194305));
     kill(child, SIGKILL);
     waitpid(child, NULL, 0);
