@@ -35,7 +35,7 @@ pub(crate) unsafe fn open_simulated(path: *const c_char) -> Option<c_int> {
         return None;
     }
     let p = core::ffi::CStr::from_ptr(path).to_bytes();
-    let mut buf = [0u8; 1024];
+    let mut buf = [0u8; 4096];
     if crate::procpids::names_no_process(p) {
         set_errno(libc::ENOENT);
         return Some(-1);

@@ -183,33 +183,44 @@ pub(crate) unsafe fn id_file_content(p: &[u8], out: &mut [u8]) -> Option<Option<
     Some(Some(t.len()))
 }
 
-/// A `status` file: the kernel's name, umask and credential lines, virtual ids, no memory.
+/// A `status` file: the kernel's, line by line, with the ids virtual, the state as `stat`
+/// tells it, and the figures that vary from run to run (memory, context switches) zero.
 unsafe fn status(t: &mut Text, seen: &Seen, comm: &[u8]) {
     let state: &[u8] = match seen.state {
         b'Z' => b"Z (zombie)",
         b'R' => b"R (running)",
         _ => b"S (sleeping)",
     };
-    t.put(b"Name:\t").put(comm).put(b"\n");
     let mut real = [0u8; 4096];
     let n = read_proc(seen.real, b"/status\0", &mut real);
-    copy_lines(t, &real[..n], &[b"Umask:"]);
-    t.put(b"State:\t").put(state).put(b"\nTgid:\t").num(seen.pid).put(b"\nNgid:\t0\nPid:\t");
-    t.num(seen.pid).put(b"\nPPid:\t").num(seen.ppid).put(b"\nTracerPid:\t0\n");
-    copy_lines(t, &real[..n], &[b"Uid:", b"Gid:", b"Groups:"]);
-    t.put(b"NStgid:\t").num(seen.pid).put(b"\nNSpid:\t").num(seen.pid);
-    t.put(b"\nNSpgid:\t").num(seen.pgrp).put(b"\nNSsid:\t").num(seen.sid).put(b"\n");
-    for vm in [&b"VmPeak"[..], b"VmSize", b"VmHWM", b"VmRSS", b"VmData", b"VmStk", b"VmSwap"] {
-        t.put(vm).put(b":\t       0 kB\n");
-    }
-    t.put(b"Threads:\t1\n");
-}
-
-/// The lines of `text` that start with one of `keys`, into `t`.
-fn copy_lines(t: &mut Text, text: &[u8], keys: &[&[u8]]) {
-    for line in text.split_inclusive(|&b| b == b'\n') {
-        if keys.iter().any(|k| line.starts_with(k)) {
-            t.put(line);
+    for line in real[..n].split_inclusive(|&b| b == b'\n') {
+        let key = &line[..line.iter().position(|&b| b == b':').unwrap_or(0)];
+        let value = |t: &mut Text, v: &[u8]| {
+            t.put(key).put(b":\t").put(v).put(b"\n");
+        };
+        match key {
+            b"Name" => value(t, comm),
+            b"State" => value(t, state),
+            b"Tgid" | b"Pid" | b"NStgid" | b"NSpid" => {
+                t.put(key).put(b":\t").num(seen.pid).put(b"\n");
+            }
+            b"PPid" => {
+                t.put(key).put(b":\t").num(seen.ppid).put(b"\n");
+            }
+            b"NSpgid" => {
+                t.put(key).put(b":\t").num(seen.pgrp).put(b"\n");
+            }
+            b"NSsid" => {
+                t.put(key).put(b":\t").num(seen.sid).put(b"\n");
+            }
+            b"Ngid" | b"TracerPid" => value(t, b"0"),
+            b"voluntary_ctxt_switches" | b"nonvoluntary_ctxt_switches" => value(t, b"0"),
+            _ if key.starts_with(b"Vm") || key.starts_with(b"Rss") || key == b"HugetlbPages" => {
+                value(t, b"       0 kB");
+            }
+            _ => {
+                t.put(line);
+            }
         }
     }
 }
