@@ -1,6 +1,6 @@
 //! Real-machine facts that reach a program through libc paths other than the clock and random
 //! calls (`tests/c/leaks.c`): a `mkstemp` or `mkdtemp` name, `getrusage`, a process's own `/proc` memory
-//! files. Redis Sentinel's config rewrite and Redis's `INFO` read them, and each made two runs
+//! files and `stat`. Redis Sentinel's config rewrite and Redis's `INFO` read them, and each made two runs
 //! of one seed differ. Under the shim they are the same in every run, and virtual.
 
 mod common;
@@ -25,6 +25,10 @@ fn temp_names_rusage_and_proc_memory_are_the_same_in_every_run() {
     assert!(a[0].starts_with("mkstemp ok -> conf."), "{a:?}");
     assert!(a[1].starts_with("rusage user 0.") && a[1].ends_with("sys 0.000000 maxrss 0"), "{a:?}");
     assert_eq!(a[2], "/proc/self/statm: 14 bytes: 0 0 0 0 0 0 0 ", "{a:?}");
-    assert!(a[3].contains(" (weft) R 0 0"), "{a:?}");
+    // Its own `stat` by its virtual pid: that pid, its name, running, parent 1, leading its
+    // group and session, no terminal, and zero times and memory.
+    let (_, stat) = a[3].split_once(" bytes: ").unwrap();
+    assert!(stat.starts_with("1000 (leaks) R 1 1000 1000 0 -1 0 "), "{a:?}");
+    assert_eq!(stat.split(' ').filter(|f| !f.is_empty()).count(), 52, "{a:?}");
     assert!(a[4].starts_with("mkdtemp ok -> dir."), "{a:?}");
 }
