@@ -36,6 +36,7 @@ fn every_node_sees_the_simulated_machine_not_the_real_one() {
         "/proc/version: Linux version 6.1.0-weft (weft) #1 SMP PREEMPT_DYNAMIC weft",
         "/proc/sys/kernel/hostname: n1",
         "/proc/sys/kernel/osrelease: 6.1.0-weft",
+        "/proc/sys/kernel/pid_max: 4194304",
         "/proc/sys/net/core/somaxconn: 4096",
         "/proc/sys/vm/overcommit_memory: 0",
         "/sys/kernel/mm/transparent_hugepage/enabled: always [madvise] never",

@@ -76,7 +76,9 @@ pub unsafe extern "C" fn opendir(path: *const c_char) -> *mut libc::DIR {
             }
         }
     }
-    real!(opendir: fn(*const c_char) -> *mut libc::DIR)(path)
+    crate::procpids::real_path(path, ptr::null_mut(), |path| {
+        real!(opendir: fn(*const c_char) -> *mut libc::DIR)(path)
+    })
 }
 
 #[no_mangle]

@@ -40,12 +40,23 @@ enum Whom {
     Init,
     /// The caller's own process (or a thread of it).
     Own,
-    /// Another process of the node, by its real pid.
-    Real(i64),
+    /// Another process of the node, as the host describes it.
+    Other(Info),
     /// No process of the node.
     Missing,
 }
 
+/// The host's word on a process of the node.
+#[derive(Clone, Copy)]
+struct Info {
+    real: i64,
+    ppid: u64,
+    pgrp: u64,
+    sid: u64,
+    zombie: bool,
+}
+
+/// Whom `pid` names: one question to the host at most (none for init or the caller itself).
 unsafe fn whom(pid: i64) -> Whom {
     if pid == 1 {
         return Whom::Init;
@@ -55,11 +66,7 @@ unsafe fn whom(pid: i64) -> Whom {
     {
         return Whom::Own;
     }
-    slot().args[0] = pid;
-    match handoff(OP_REAL_PID) {
-        r if r > 0 => Whom::Real(r),
-        _ => Whom::Missing,
-    }
+    info(pid).map_or(Whom::Missing, Whom::Other)
 }
 
 /// Runs `call` on the path the kernel knows for `path` (see the module's text); a path that
@@ -89,7 +96,7 @@ pub(crate) unsafe fn real_path<R>(
             return fail;
         }
         Whom::Own => t.put(b"self"),
-        Whom::Real(r) => t.num(r as u64),
+        Whom::Other(i) => t.num(i.real as u64),
     };
     t.put(rest).put(b"\0");
     call(buf.as_ptr().cast())
@@ -132,19 +139,19 @@ unsafe fn id_file(p: &[u8]) -> Option<(IdFile, Option<Seen>)> {
     };
     let asked = match whom(pid) {
         Whom::Missing => None,
-        Whom::Init => Some((1, 0, 1, 1, false)),
+        Whom::Init => Some(Info { real: 1, ppid: 0, pgrp: 1, sid: 1, zombie: false }),
         Whom::Own => own_info(own),
-        Whom::Real(_) => info(pid),
+        Whom::Other(i) => Some(i),
     };
-    let seen = asked.map(|(real, ppid, pgrp, sid, zombie)| {
-        let state = if zombie {
+    let seen = asked.map(|i| {
+        let state = if i.zombie {
             b'Z'
         } else if pid == own {
             b'R'
         } else {
             b'S'
         };
-        Seen { pid: pid as u64, real, ppid, pgrp, sid, state }
+        Seen { pid: pid as u64, real: i.real, ppid: i.ppid, pgrp: i.pgrp, sid: i.sid, state }
     });
     Some((file, seen))
 }
@@ -233,7 +240,7 @@ const STAT_TAIL: &[u8] = b" 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 \
 
 /// [`info`] for the caller's own process; without asking the host when it leads its group and
 /// session (a node's program does), since Redis reads its `stat` every tenth of a second.
-unsafe fn own_info(own: i64) -> Option<(i64, u64, u64, u64, bool)> {
+unsafe fn own_info(own: i64) -> Option<Info> {
     let real = sys::raw_ret(libc::SYS_getpid, [0; 6]);
     let pgrp = sys::raw_ret(libc::SYS_getpgid, [0; 6]);
     let sid = sys::raw_ret(libc::SYS_getsid, [0; 6]);
@@ -241,15 +248,16 @@ unsafe fn own_info(own: i64) -> Option<(i64, u64, u64, u64, bool)> {
         return info(own);
     }
     let ppid = crate::slot::PPID.load(Ordering::Relaxed) as u64;
-    Some((real, ppid, own as u64, own as u64, false))
+    Some(Info { real, ppid, pgrp: own as u64, sid: own as u64, zombie: false })
 }
 
-/// The host's word on the node's process `pid`: (real pid, parent, group, session, zombie).
-unsafe fn info(pid: i64) -> Option<(i64, u64, u64, u64, bool)> {
+/// The host's word on the node's process `pid` (running, or ended unwaited).
+unsafe fn info(pid: i64) -> Option<Info> {
     slot().args[0] = pid;
     let real = handoff(OP_PROC_INFO);
     let a = slot().args;
-    (real > 0).then_some((real, a[1] as u64, a[2] as u64, a[3] as u64, a[4] != 0))
+    let (ppid, pgrp, sid, zombie) = (a[1] as u64, a[2] as u64, a[3] as u64, a[4] != 0);
+    (real > 0).then_some(Info { real, ppid, pgrp, sid, zombie })
 }
 
 /// The kernel's `comm` of real process `real` (the program's name, as it set it), into `out`.

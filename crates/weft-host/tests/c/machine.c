@@ -53,6 +53,7 @@ int main(void) {
            si.totalswap, si.uptime, si.mem_unit);
     const char *files[] = {"/proc/meminfo", "/proc/uptime", "/proc/loadavg", "/proc/version",
                            "/proc/sys/kernel/hostname", "/proc/sys/kernel/osrelease",
+                           "/proc/sys/kernel/pid_max",
                            "/proc/sys/net/core/somaxconn", "/proc/sys/vm/overcommit_memory",
                            "/sys/kernel/mm/transparent_hugepage/enabled",
                            "/sys/devices/system/cpu/online", "/proc/self/cgroup"};
