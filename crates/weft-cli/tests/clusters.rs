@@ -215,3 +215,20 @@ fn bird_routers_peer_over_bgp_and_learn_each_others_routes() {
         runs_twice_alike("bird.toml", &lines);
     }
 }
+
+/// Galera: two nodes join the first by rsync state transfer (the joiner's script waits, with
+/// `ss`, for its rsync daemon's port: the simulated socket tables), and a table made on one
+/// node and written on another reads the same on all three, each synced in a cluster of three.
+#[test]
+fn a_galera_cluster_grows_by_rsync_state_transfer() {
+    let need = ["/usr/sbin/mariadbd", "/usr/lib/galera/libgalera_smm.so", "/usr/bin/rsync"];
+    if installed(&[&need[..], &["/usr/bin/ss"]].concat()) {
+        let mut lines = vec!["n1 | WSREP_SST: [INFO] rsync SST completed on joiner".to_string()];
+        lines.push("n2 | WSREP_SST: [INFO] rsync SST completed on joiner".into());
+        for n in 1..=3 {
+            let state = "wsrep_cluster_size\t3 wsrep_local_state_comment\tSynced";
+            lines.push(format!("n3 | node {n}: 1=10,2=20 {state}"));
+        }
+        runs_twice_alike("galera.toml", &lines.iter().map(String::as_str).collect::<Vec<_>>());
+    }
+}

@@ -149,3 +149,52 @@ fn splice_from_a_stream_moves_its_bytes_and_sees_its_end() {
         ["got 5 [hello]", "got 5 [ over]", "got 4 [ tcp]", "end 0 total 14"]
     );
 }
+
+/// The node's socket tables (`tests/c/socktable.c`): `/proc/net/tcp`, `tcp6` and `udp` list
+/// the simulated listeners, the connection and the bound datagram socket in the kernel's
+/// format, a `/proc/<pid>/fd` link names the socket's inode there, and `ss -p` (which finds no
+/// socket diagnostics module and reads the tables) names the processes holding each, by
+/// virtual pid; the same from every seed. The kernel's tables had shown only the unbound
+/// placeholders, so no port was ever open (Galera's rsync state transfer waited for ever).
+#[test]
+fn proc_net_tables_and_ss_show_the_nodes_simulated_sockets() {
+    let cfg = common::config("socktable", &[], 1);
+    let lines = |seed| {
+        let mut d = Decisions::random(seed);
+        let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
+        assert_eq!(out.report.outcome, Outcome::Pass, "{}", out.render());
+        let text: Vec<String> = out.lines.iter().map(|l| l.text.clone()).collect();
+        text
+    };
+    let seen = lines(1);
+    let has = |want: &str| assert!(seen.iter().any(|l| l == want), "no {want:?} in {seen:#?}");
+    has("sock_diag: -1 Protocol not supported");
+    has("fd link: socket:[268435457]");
+    has("/proc/net/tcp:    0: 00000000:115C 00000000:0000 0A 00000000:00000000 00:00000000 \
+         00000000     0        0 268435457 1 0000000000000000 100 0 0 10 0");
+    has("/proc/net/tcp:    1: 0100017F:C000 0100017F:115C 01 00000000:00000000 00:00000000 \
+         00000000     0        0 268435460 1 0000000000000000 20 4 0 10 -1");
+    has("/proc/net/tcp6:    0: 00000000000000000000000000000000:115D \
+         00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000     \
+         0        0 268435458 1 0000000000000000 100 0 0 10 0");
+    has("/proc/net/udp:     0: 0100007F:14E9 00000000:0000 07 00000000:00000000 00:00000000 \
+         00000000     0        0 268435459 2 0000000000000000 0");
+    let ss: Vec<String> = seen
+        .iter()
+        .filter(|l| l.starts_with("LISTEN") || l.starts_with("ESTAB") || l.starts_with("UNCONN"))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    let holders = |fd: u32, ss: u32| {
+        format!("users:((\"ss\",pid={ss},fd={fd}),(\"sh\",pid=20001,fd={fd}),(\"socktable\",pid=1000,fd={fd}))")
+    };
+    let want = [
+        format!("LISTEN 0 0 0.0.0.0:4444 0.0.0.0:* {}", holders(3, 20002)),
+        format!("ESTAB 0 0 127.1.0.1:49152 127.1.0.1:4444 {}", holders(6, 20002)),
+        format!("ESTAB 0 0 127.1.0.1:4444 127.1.0.1:49152 {}", holders(7, 20002)),
+        format!("LISTEN 0 0 *:4445 *:* {}", holders(4, 20002)),
+        format!("UNCONN 0 0 127.0.0.1:5353 0.0.0.0:* {}", holders(5, 20003)),
+        format!("LISTEN 0 0 0.0.0.0:4444 0.0.0.0:* {}", holders(3, 20004)),
+    ];
+    assert_eq!(ss, want, "ss -tanp, ss -uanp, then ss -nlp for one port");
+    assert_eq!(lines(2), seen, "the same from another seed");
+}

@@ -84,9 +84,10 @@ pub unsafe extern "C" fn readlink(path: *const c_char, buf: *mut c_char, len: si
             }
         }
     }
-    crate::procpids::real_path(path, -1, |path| {
+    let n = crate::procpids::real_path(path, -1, |path| {
         real!(readlink: fn(*const c_char, *mut c_char, size_t) -> ssize_t)(path, buf, len)
-    })
+    });
+    crate::socktable::socket_link(path, buf.cast(), len, n)
 }
 
 /// `chdir` into a directory of the simulated disk: the model's directory must exist, and the

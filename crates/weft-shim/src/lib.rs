@@ -97,6 +97,7 @@ mod signals;
 mod sigsend;
 mod slot;
 mod sockets;
+mod socktable;
 mod splice;
 mod stacks;
 mod text;

@@ -35,22 +35,25 @@ pub(crate) unsafe fn open_simulated(path: *const c_char) -> Option<c_int> {
         return None;
     }
     let p = core::ffi::CStr::from_ptr(path).to_bytes();
-    let mut buf = [0u8; 4096];
-    if crate::procpids::names_no_process(p) {
-        set_errno(libc::ENOENT);
-        return Some(-1);
+    if let Some(fd) = crate::socktable::open_table(p) {
+        return Some(fd);
     }
-    let bytes = match (crate::procpids::id_file_content(p, &mut buf), own_content(p)) {
-        (Some(Some(n)), _) => &buf[..n],
-        (Some(None), _) => {
+    let mut buf = [0u8; 4096];
+    let bytes = if let Some(file) = crate::procpids::id_file_content(p, &mut buf) {
+        let Some(n) = file else {
             set_errno(libc::ENOENT); // no process of the node has that pid
             return Some(-1);
+        };
+        &buf[..n]
+    } else if let Some(b) = own_content(p) {
+        if crate::procpids::names_no_process(p) {
+            set_errno(libc::ENOENT);
+            return Some(-1);
         }
-        (None, Some(b)) => b,
-        (None, None) => {
-            let n = crate::machine::file(p, &mut buf)?;
-            &buf[..n]
-        }
+        b
+    } else {
+        let n = crate::machine::file(p, &mut buf)?;
+        &buf[..n]
     };
     let fd = libc::memfd_create(c"weft-proc".as_ptr(), libc::MFD_CLOEXEC);
     if fd < 0 {

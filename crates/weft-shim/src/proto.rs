@@ -280,6 +280,25 @@ pub const OP_PROCS: u32 = 67;
 /// node's program, as a service manager's child), `args[2]` its group's and `args[3]` its
 /// session's (0 once unreadable), `args[4]` = 1 when it has ended unwaited (a zombie).
 pub const OP_PROC_INFO: u32 = 68;
+/// The caller's node's sockets as `/proc/net/<args[0]>` lists them ([`NET_TCP`] and the rest):
+/// those Linux has in its tables (listening, connecting or connected streams; bound datagram
+/// sockets). Answer: how many, each a [`NET_RECORD`]-byte record in `data`: local address
+/// `u32` (as a slot carries it), remote address `u32`, inode `u32`, local port `u16`, remote
+/// port `u16`, Linux's `TCP_*` state `u8`, zero padding.
+pub const OP_SOCKETS: u32 = 69;
+/// The inode `/proc` shows for descriptor `args[1]` of the caller's node's process with
+/// virtual pid `args[0]`, when it is a simulated socket (`socket:[N]`); 0 otherwise.
+pub const OP_SOCK_INODE: u32 = 70;
+/// `OP_SOCKETS` tables: IPv4 streams, IPv6 streams, IPv4 datagrams, IPv6 datagrams.
+pub const NET_TCP: i64 = 0;
+pub const NET_TCP6: i64 = 1;
+pub const NET_UDP: i64 = 2;
+pub const NET_UDP6: i64 = 3;
+/// The size of an `OP_SOCKETS` record.
+pub const NET_RECORD: usize = 20;
+/// A simulated socket's inode is this plus its object's number: far above the small inode
+/// numbers the machine's own init has for its sockets, which `ss -p` reads too.
+pub const SOCK_INODE_BASE: u32 = 1 << 28;
 /// The answer of a poll ended by `OP_EPOLL_TOUCH` (no errno is this large).
 pub const TOUCHED: i64 = -(1 << 30);
 

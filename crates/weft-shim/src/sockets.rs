@@ -66,6 +66,10 @@ pub unsafe extern "C" fn socket(domain: c_int, ty: c_int, proto: c_int) -> c_int
             handoff(OP_SOCKET);
             return fd;
         }
+        if active() && crate::socktable::refused(domain, proto) {
+            set_errno(libc::EPROTONOSUPPORT);
+            return -1;
+        }
         if active() && domain == libc::AF_PACKET {
             // Link-layer frames: the simulated network has none, so a real packet socket in
             // the node's namespace would send into nothing and never receive (keepalived's

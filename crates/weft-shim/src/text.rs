@@ -33,4 +33,22 @@ impl<'a> Text<'a> {
         }
         self.put(&digits[i..])
     }
+    /// `v` in upper-case hexadecimal, zero-padded to `width` digits (C's `%0*X`).
+    pub(crate) fn hex(&mut self, v: u64, width: usize) -> &mut Self {
+        let mut digits = [b'0'; 16];
+        let n = (64 - v.leading_zeros() as usize).div_ceil(4).max(width).min(16);
+        for (k, d) in digits[16 - n..].iter_mut().rev().enumerate() {
+            *d = b"0123456789ABCDEF"[((v >> (4 * k)) & 15) as usize];
+        }
+        self.put(&digits[16 - n..])
+    }
+    /// `v` in decimal, right-aligned in `width` columns (C's `%*u`).
+    pub(crate) fn num_in(&mut self, v: u64, width: usize) -> &mut Self {
+        let mut digits = [0u8; 20];
+        let n = Text::new(&mut digits).num(v).len();
+        for _ in n..width {
+            self.put(b" ");
+        }
+        self.put(&digits[..n])
+    }
 }

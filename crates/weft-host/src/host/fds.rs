@@ -186,6 +186,11 @@ impl Fds {
         self.fds.get(&self.key(node, fd)).copied()
     }
 
+    /// What descriptor `fd` of table `table` refers to, whichever process is being served.
+    pub(super) fn id_in(&self, table: u32, fd: i32) -> Option<ObjId> {
+        self.fds.get(&(table, fd)).copied()
+    }
+
     /// True when `fd` of `node`'s process is open (a socket or a process-local object).
     pub(super) fn is_open(&self, node: u32, fd: i32) -> bool {
         self.fds.contains_key(&self.key(node, fd))

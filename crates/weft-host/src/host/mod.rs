@@ -32,6 +32,7 @@ mod process;
 mod procinfo;
 mod signals;
 mod sockets;
+mod socktable;
 mod stall;
 mod stream;
 mod threads;
@@ -668,6 +669,8 @@ impl World<'_> {
             OP_REAL_PID => self.op_real_pid(c, slot),
             OP_PROCS => self.op_procs(c, slot),
             OP_PROC_INFO => self.op_proc_info(c, slot),
+            OP_SOCKETS => self.op_sockets(c, slot),
+            OP_SOCK_INODE => self.op_sock_inode(c, slot),
             OP_RECVFROM => self.op_recvfrom(c, slot),
             OP_POLL => self.op_poll(c, slot),
             OP_EXIT => self.op_exit(c, slot),

@@ -48,6 +48,9 @@ impl Conn {
     }
 }
 
+/// A socket as `/proc/net` lists it: (local, remote, Linux's `TCP_*` state).
+pub(super) type SockRow = ((u32, u16), (u32, u16), u8);
+
 pub(super) struct Conn {
     /// The socket of each end while it has one.
     ends: [Option<ObjId>; 2],
@@ -461,6 +464,21 @@ impl World<'_> {
         let c = &self.conns[&conn];
         let (ip, port) = c.addrs[1 - end];
         Some((if c.v6 { LOOPBACK6 } else { ip }, port))
+    }
+
+    /// Connection `conn` as socket `id`'s end sees it: (local, remote, Linux's `TCP_*` state),
+    /// or None once reset (Linux unlists a socket then).
+    pub(super) fn conn_view(&self, conn: u64, id: ObjId) -> Option<SockRow> {
+        let c = self.conns.get(&conn).filter(|c| !c.reset)?;
+        let end = usize::from(c.ends[1] == Some(id));
+        let shown = |(ip, port): (u32, u16)| (if c.v6 { LOOPBACK6 } else { ip }, port);
+        let state = match (c.eof[end], c.shut[end]) {
+            (false, false) => 1, // ESTABLISHED
+            (false, true) => 5,  // FIN_WAIT2
+            (true, false) => 8,  // CLOSE_WAIT
+            (true, true) => 9,   // LAST_ACK
+        };
+        Some((shown(c.addrs[end]), shown(c.addrs[1 - end]), state))
     }
 
     /// poll() readiness of a stream socket.
