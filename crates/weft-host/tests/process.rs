@@ -137,6 +137,15 @@ fn sigchld_handler_runs_in_virtual_time() {
     parity("sigchld");
 }
 
+/// SIGCHLD's `si_code` and `si_status` tell how each child ended (an exit code, or the signal
+/// that killed it), as natively; every child had been reported `CLD_EXITED` with status 0.
+#[test]
+fn sigchld_says_how_a_child_ended() {
+    let out = parity("sigchldinfo");
+    let lines = common::passing_lines(&out);
+    assert!(lines.contains(&"child 2: CLD_KILLED status 15, its pid: 1"), "{lines:?}");
+}
+
 #[test]
 fn pipe_between_parent_and_child() {
     parity("pipe");

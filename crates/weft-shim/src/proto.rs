@@ -412,7 +412,8 @@ pub struct SigInfo {
     pub timer: i32,
     /// Timer overruns (`SI_TIMER`).
     pub overrun: i32,
-    pub _pad: i32,
+    /// `SIGCHLD`: the child's exit status (`CLD_EXITED`) or the signal that ended it.
+    pub status: i32,
     /// `sigev_value` of a POSIX timer.
     pub value: u64,
 }

@@ -81,10 +81,13 @@ fn record(info: &SigInfo) -> [u32; 32] {
     let mut r = [0u32; 32];
     r[0] = info.signo as u32;
     r[2] = info.code as u32;
-    if info.code == SI_USER || info.code == SI_TKILL {
+    if info.code == SI_USER || info.code == SI_TKILL || info.signo == libc::SIGCHLD {
         r[3] = info.pid as u32;
         // SAFETY: getuid cannot fail.
         r[4] = unsafe { libc::getuid() };
+    }
+    if info.signo == libc::SIGCHLD {
+        r[10] = info.status as u32; // ssi_status
     }
     if info.code == SI_TIMER {
         r[6] = info.timer as u32;

@@ -68,7 +68,7 @@ thread_local! {
     /// Signals handed over by the host and not yet delivered.
     static QUEUED: Cell<usize> = const { Cell::new(0) };
     static QUEUE: RefCell<Queue> =
-        const { RefCell::new(Queue { n: 0, items: [SigInfo { signo: 0, code: 0, pid: 0, timer: 0, overrun: 0, _pad: 0, value: 0 }; QUEUE_MAX] }) };
+        const { RefCell::new(Queue { n: 0, items: [SigInfo { signo: 0, code: 0, pid: 0, timer: 0, overrun: 0, status: 0, value: 0 }; QUEUE_MAX] }) };
     /// Set while handlers run: signals arriving meanwhile wait for the loop in progress.
     static DELIVERING: Cell<bool> = const { Cell::new(false) };
 }
@@ -274,6 +274,9 @@ fn siginfo(info: &SigInfo) -> libc::siginfo_t {
         raw[4] = info.pid as u32;
         // SAFETY: getuid cannot fail.
         raw[5] = unsafe { libc::getuid() };
+        if info.signo == libc::SIGCHLD {
+            raw[6] = info.status as u32; // si_status; the child's times stay zero
+        }
     } else if info.code == SI_QUEUE {
         raw[4] = info.pid as u32;
         // SAFETY: getuid cannot fail.

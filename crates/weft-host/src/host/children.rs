@@ -138,9 +138,10 @@ impl World<'_> {
         Reply::Ret(vpid as i64)
     }
 
-    /// A forked child ended: its parent can wait for it and gets `SIGCHLD`; its own children
-    /// are orphans (reaped by init, not waitable by anyone in the run).
-    pub(super) fn child_ended(&mut self, p: usize) {
+    /// A forked child ended with wait status `status`: its parent can wait for it and gets
+    /// `SIGCHLD`; its own children are orphans (reaped by init, not waitable by anyone in the
+    /// run).
+    pub(super) fn child_ended(&mut self, p: usize, status: i32) {
         let node = self.procs[p].node;
         let vpid = self.procs[p].vpid;
         let code = self.procs[p].announced.unwrap_or(-1);
@@ -149,7 +150,16 @@ impl World<'_> {
         });
         if let Some(q) = self.procs[p].parent {
             self.procs[p].zombie = true;
-            self.raise_signal(q, libc::SIGCHLD, p);
+            let vpid = vpid as i32;
+            let (code, status) = if libc::WIFSIGNALED(status) {
+                let dumped = libc::WCOREDUMP(status);
+                (if dumped { libc::CLD_DUMPED } else { libc::CLD_KILLED }, libc::WTERMSIG(status))
+            } else {
+                (libc::CLD_EXITED, libc::WEXITSTATUS(status))
+            };
+            let info =
+                SigInfo { signo: libc::SIGCHLD, code, pid: vpid, status, ..SigInfo::default() };
+            self.send_signal(q, None, info);
         }
     }
 
@@ -210,13 +220,5 @@ impl World<'_> {
             }
             std::thread::sleep(std::time::Duration::from_micros(50));
         }
-    }
-
-    /// Raises `sig` for process `p` (a child's end: `SIGCHLD` from `from`), through the one
-    /// signal mechanism ([`World::send_signal`]).
-    pub(super) fn raise_signal(&mut self, p: usize, sig: i32, from: usize) {
-        let code = if sig == libc::SIGCHLD { libc::CLD_EXITED } else { SI_USER };
-        let pid = self.procs[from].vpid as i32;
-        self.send_signal(p, None, SigInfo { signo: sig, code, pid, ..SigInfo::default() });
     }
 }

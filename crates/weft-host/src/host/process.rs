@@ -82,12 +82,26 @@ impl World<'_> {
             let mut pfd = libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
             // SAFETY: polling our own pidfd without blocking.
             let ready = unsafe { libc::poll(&mut pfd, 1, 0) } > 0;
-            let code = self.procs[p].announced.unwrap_or(0).clamp(0, 255) as i32;
-            return ready.then_some(code << 8);
+            return ready.then(|| self.ended_status(p));
         }
         let mut status = 0;
         let r = spawn::reap(self.procs[p].pid, &mut status, libc::WNOHANG);
         (r == self.procs[p].pid).then_some(status)
+    }
+
+    /// How forked child `p`, which has ended, did: the kernel's wait status, read from its
+    /// `/proc/<pid>/stat` while it is a zombie its real parent (the node's process that forked
+    /// it) has not reaped; else the status it announced (an exit code).
+    fn ended_status(&self, p: usize) -> i32 {
+        let path = format!("/proc/{}/stat", self.procs[p].pid);
+        let stat = std::fs::read_to_string(path).unwrap_or_default();
+        // The fields after the name; the 52nd field, `exit_code`, is the 50th of them.
+        let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+        let zombie = after.split_whitespace().next() == Some("Z");
+        match after.split_whitespace().nth(49).and_then(|f| f.parse().ok()) {
+            Some(status) if zombie => status,
+            _ => (self.procs[p].announced.unwrap_or(0).clamp(0, 255) as i32) << 8,
+        }
     }
 
     /// Reads everything `p` has written so far and turns complete lines into output events.
@@ -166,7 +180,7 @@ impl World<'_> {
         self.close_process_fds(p);
         if self.procs[p].pidfd.is_some() {
             // A forked child: its status is its parent's business, not the run's.
-            self.child_ended(p);
+            self.child_ended(p, status);
             return;
         }
         if libc::WIFEXITED(status) {

@@ -106,6 +106,45 @@ static int mode_sigchld(void) {
     return 0;
 }
 
+static volatile sig_atomic_t chld_code, chld_status, chld_pid;
+
+static void on_child_info(int sig, siginfo_t *si, void *uc) {
+    (void)sig; (void)uc;
+    chld_code = si->si_code;
+    chld_status = si->si_status;
+    chld_pid = si->si_pid;
+}
+
+/* SIGCHLD's siginfo says how each child ended: by _exit, by exit, killed by its parent's
+ * SIGTERM, ended by a signal it raised itself (the default action). */
+static int mode_sigchldinfo(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_child_info;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGCHLD, &sa, NULL);
+    for (int k = 0; k < 4; k++) {
+        chld_code = 0;
+        pid_t pid = fork();
+        if (pid == 0) {
+            if (k == 0) _exit(3);
+            if (k == 1) exit(5);
+            if (k == 3) raise(SIGUSR1);
+            for (;;) pause();
+        }
+        if (k == 2) kill(pid, SIGTERM);
+        while (!chld_code) usleep(1000);
+        const char *code = chld_code == CLD_EXITED ? "CLD_EXITED"
+                         : chld_code == CLD_KILLED ? "CLD_KILLED" : "other";
+        printf("child %d: %s status %d, its pid: %d\n", k, code, (int)chld_status,
+               chld_pid == pid);
+        int status = 0;
+        waitpid(pid, &status, 0);
+        report("child", status);
+    }
+    return 0;
+}
+
 static int mode_pipe(void) {
     int fds[2];
     if (pipe(fds) != 0) { perror("pipe"); return 1; }
@@ -580,6 +619,7 @@ int main(int argc, char **argv) {
     const char *m = argc > 1 ? argv[1] : "wait";
     if (!strcmp(m, "wait")) return mode_wait();
     if (!strcmp(m, "sigchld")) return mode_sigchld();
+    if (!strcmp(m, "sigchldinfo")) return mode_sigchldinfo();
     if (!strcmp(m, "pipe")) return mode_pipe();
     if (!strcmp(m, "exec")) return mode_exec(argv[0]);
     if (!strcmp(m, "exec-child")) return mode_exec_child(argc > 2 ? argv[2] : "0");
