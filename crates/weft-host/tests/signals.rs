@@ -44,6 +44,14 @@ fn parity_of(prog: &str, scenario: &str) {
     assert_eq!(text(&out), want, "scenario {scenario}: shim (left) vs native (right)");
 }
 
+/// Real-time signals queue, each instance with its own value, delivered lowest signal first
+/// and each signal's in the order sent (`sigwaitinfo` takes one instance); a second instance
+/// had merged into the first, as a standard signal's does.
+#[test]
+fn real_time_signals_queue_every_instance() {
+    parity("rtqueue");
+}
+
 /// glibc's BSD and System V signal calls, `siginterrupt` and `sigqueue` act on the simulated
 /// masks and dispositions: glibc makes them with internal calls no hook saw, so the host's
 /// mask and the program's parted (dash's `wait` never woke), and `sigqueue` went to whatever

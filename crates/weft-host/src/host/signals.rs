@@ -33,11 +33,55 @@ fn stops_by_default(sig: i32) -> bool {
     matches!(sig, libc::SIGSTOP | libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU)
 }
 
+/// The first real-time signal number (the kernel's; glibc keeps 32 and 33 for itself).
+const SIGRT_FIRST: i32 = 32;
+/// At most this many instances of one real-time signal wait (Linux bounds them by
+/// `RLIMIT_SIGPENDING`); later ones are dropped.
+const RT_QUEUE_MAX: usize = 4096;
+
+/// Signals sent and not yet taken, by number: one instance of a standard signal (another sent
+/// meanwhile merges into it), every instance of a real-time one, in the order sent, as Linux
+/// keeps them.
+#[derive(Default)]
+pub(super) struct Pending(BTreeMap<i32, std::collections::VecDeque<SigInfo>>);
+
+impl Pending {
+    fn add(&mut self, sig: i32, info: SigInfo) {
+        let q = self.0.entry(sig).or_default();
+        if q.is_empty() || (sig >= SIGRT_FIRST && q.len() < RT_QUEUE_MAX) {
+            q.push_back(info);
+        }
+    }
+
+    /// The oldest instance of `sig`, taken.
+    fn take(&mut self, sig: i32) -> Option<SigInfo> {
+        let q = self.0.get_mut(&sig)?;
+        let info = q.pop_front();
+        if q.is_empty() {
+            self.0.remove(&sig);
+        }
+        info
+    }
+
+    /// Discards every instance of `sig`.
+    fn remove(&mut self, sig: &i32) {
+        self.0.remove(sig);
+    }
+
+    fn keys(&self) -> impl Iterator<Item = &i32> {
+        self.0.keys()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// A process's signal state: dispositions and the signals sent to it that no thread has
 /// taken yet (every thread blocks them).
 pub(super) struct ProcSignals {
     disp: [Disp; NSIG + 1],
-    pending: BTreeMap<i32, SigInfo>,
+    pending: Pending,
     /// The process's signalfds and their masks.
     signalfds: BTreeMap<i32, u64>,
 }
@@ -46,7 +90,7 @@ impl Default for ProcSignals {
     fn default() -> ProcSignals {
         ProcSignals {
             disp: [Disp::Default; NSIG + 1],
-            pending: BTreeMap::new(),
+            pending: Pending::default(),
             signalfds: BTreeMap::new(),
         }
     }
@@ -56,7 +100,7 @@ impl Default for ProcSignals {
 #[derive(Default)]
 pub(super) struct ThreadSignals {
     mask: u64,
-    pending: BTreeMap<i32, SigInfo>,
+    pending: Pending,
     /// The mask to go back to once the signals of the next answer are attached (sigsuspend).
     restore: Option<u64>,
 }
@@ -249,13 +293,13 @@ impl World<'_> {
         let target = to.or_else(|| self.taker(p, sig));
         match target {
             Some(t) => {
-                self.threads[t].sig.pending.entry(sig).or_insert(info);
+                self.threads[t].sig.pending.add(sig, info);
                 if self.threads[t].sig.mask & bit(sig) == 0 {
                     self.interrupt(t, sig);
                 }
             }
             None => {
-                self.procs[p].sig.pending.entry(sig).or_insert(info);
+                self.procs[p].sig.pending.add(sig, info);
             }
         }
     }
@@ -378,12 +422,12 @@ impl World<'_> {
     /// then its process's).
     pub(super) fn take_pending(&mut self, t: usize, set: u64) -> Option<SigInfo> {
         let p = self.threads[t].proc;
-        let pick = |m: &BTreeMap<i32, SigInfo>| m.keys().copied().find(|&s| set & bit(s) != 0);
+        let pick = |m: &Pending| m.keys().copied().find(|&s| set & bit(s) != 0);
         if let Some(s) = pick(&self.threads[t].sig.pending) {
-            return self.threads[t].sig.pending.remove(&s);
+            return self.threads[t].sig.pending.take(s);
         }
         let s = pick(&self.procs[p].sig.pending)?;
-        self.procs[p].sig.pending.remove(&s)
+        self.procs[p].sig.pending.take(s)
     }
 
     /// Signals thread `t` would take now (pending and not blocked).

@@ -343,12 +343,51 @@ static void selfpipe(int rounds) {
     printf("child exit %d\n", WEXITSTATUS(st));
 }
 
+static volatile sig_atomic_t rt_seen[8], rt_count;
+
+static void on_rt(int sig, siginfo_t *si, void *uc) {
+    (void)uc;
+    if (rt_count < 8) rt_seen[rt_count] = (sig - SIGRTMIN) * 100 + si->si_value.sival_int;
+    rt_count++;
+}
+
+/* Real-time signals queue: three sigqueue'd instances of SIGRTMIN and two of SIGRTMIN+1,
+ * sent while blocked, are each delivered once unblocked, lowest signal first, each signal's
+ * in the order sent with its own value; a sigwaitinfo takes one instance at a time. */
+static void rtqueue(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGRTMIN);
+    sigaddset(&set, SIGRTMIN + 1);
+    /* Each handler blocks both, so the kernel runs them one after another (not nested). */
+    sa.sa_sigaction = on_rt;
+    sa.sa_flags = SA_SIGINFO;
+    sa.sa_mask = set;
+    sigaction(SIGRTMIN, &sa, NULL);
+    sigaction(SIGRTMIN + 1, &sa, NULL);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    for (int v = 1; v <= 3; v++) {
+        sigqueue(getpid(), SIGRTMIN + 1, (union sigval){.sival_int = v});
+        sigqueue(getpid(), SIGRTMIN, (union sigval){.sival_int = v});
+    }
+    siginfo_t si;
+    int got = sigwaitinfo(&set, &si);
+    printf("rtqueue: sigwaitinfo took RTMIN+%d value %d\n", got - SIGRTMIN, si.si_value.sival_int);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+    printf("rtqueue: delivered %d:", (int)rt_count);
+    for (int k = 0; k < rt_count && k < 8; k++) printf(" %d", (int)rt_seen[k]);
+    printf("\n");
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char *s = argc > 1 ? argv[1] : "";
     if (!strcmp(s, "raise")) raise_info();
     else if (!strcmp(s, "kill")) kill_self();
     else if (!strcmp(s, "mask")) mask();
+    else if (!strcmp(s, "rtqueue")) rtqueue();
     else if (!strcmp(s, "ignore")) ignore();
     else if (!strcmp(s, "term")) term();
     else if (!strcmp(s, "eintr")) eintr_sleep();
