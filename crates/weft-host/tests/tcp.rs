@@ -154,7 +154,8 @@ fn splice_from_a_stream_moves_its_bytes_and_sees_its_end() {
 /// the simulated listeners, the connection and the bound datagram socket in the kernel's
 /// format, a `/proc/<pid>/fd` link names the socket's inode there, and `ss -p` (which finds no
 /// socket diagnostics module and reads the tables) names the processes holding each, by
-/// virtual pid; the same from every seed. The kernel's tables had shown only the unbound
+/// virtual pid, as `lsof -i` does (it matches a descriptor's `stat` inode against the tables); the
+/// same from every seed. The kernel's tables had shown only the unbound
 /// placeholders, so no port was ever open (Galera's rsync state transfer waited for ever).
 #[test]
 fn proc_net_tables_and_ss_show_the_nodes_simulated_sockets() {
@@ -196,5 +197,18 @@ fn proc_net_tables_and_ss_show_the_nodes_simulated_sockets() {
         format!("LISTEN 0 0 0.0.0.0:4444 0.0.0.0:* {}", holders(3, 20004)),
     ];
     assert_eq!(ss, want, "ss -tanp, ss -uanp, then ss -nlp for one port");
+    let lsof: Vec<String> = seen
+        .iter()
+        .filter(|l| l.starts_with("socktable"))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    let want = [
+        "socktable 1000 root 3u IPv4 268435457 0t0 TCP *:4444 (LISTEN)",
+        "socktable 1000 root 4u IPv6 268435458 0t0 TCP *:4445 (LISTEN)",
+        "socktable 1000 root 5u IPv4 268435459 0t0 UDP 127.0.0.1:5353",
+        "socktable 1000 root 6u IPv4 268435460 0t0 TCP 127.1.0.1:49152->127.1.0.1:4444 (ESTABLISHED)",
+        "socktable 1000 root 7u IPv4 268435461 0t0 TCP 127.1.0.1:4444->127.1.0.1:49152 (ESTABLISHED)",
+    ];
+    assert_eq!(lsof, want, "lsof -i of the program: each socket by the inode the tables show");
     assert_eq!(lines(2), seen, "the same from another seed");
 }

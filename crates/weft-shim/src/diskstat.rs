@@ -127,6 +127,7 @@ pub unsafe extern "C" fn stat(path: *const c_char, st: *mut libc::stat) -> c_int
     let r = crate::procpids::real_path(path, -1, |path| {
         real!(stat: fn(*const c_char, *mut libc::stat) -> c_int)(path, st)
     });
+    crate::socktable::socket_stat(path, r, st);
     real_times(r, st, Looked::At(libc::AT_FDCWD, path, 0))
 }
 
@@ -180,6 +181,9 @@ pub unsafe extern "C" fn fstatat(
             dirfd, path, st, flags,
         )
     });
+    if flags & libc::AT_SYMLINK_NOFOLLOW == 0 {
+        crate::socktable::socket_stat(path, r, st);
+    }
     real_times(r, st, looked(dirfd, path, flags))
 }
 
@@ -263,6 +267,9 @@ pub unsafe extern "C" fn statx(
             dirfd, path, flags, mask, stx,
         )
     });
+    if flags & libc::AT_SYMLINK_NOFOLLOW == 0 {
+        crate::socktable::socket_statx(path, r, stx);
+    }
     if r == 0 {
         crate::filetimes::settle_statx(stx, looked(dirfd, path, flags));
     }

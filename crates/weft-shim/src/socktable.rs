@@ -136,28 +136,51 @@ pub(crate) unsafe fn socket_link(
     n: ssize_t,
 ) -> ssize_t {
     let got = core::slice::from_raw_parts(buf, n.max(0) as usize);
-    if path.is_null() || !got.starts_with(b"socket:[") {
+    if !got.starts_with(b"socket:[") {
         return n;
     }
-    let Some((pid, fd)) = fd_link(core::ffi::CStr::from_ptr(path).to_bytes()) else {
-        return n;
-    };
-    let Some(_g) = Guard::enter() else { return n };
+    let Some(inode) = inode_at(path) else { return n };
+    let mut link = [0u8; 32];
+    let mut t = Text::new(&mut link);
+    t.put(b"socket:[").num(inode).put(b"]");
+    let m = t.len().min(len);
+    ptr::copy_nonoverlapping(link.as_ptr(), buf, m);
+    m as ssize_t
+}
+
+/// After a `stat` (following links) of `path` answered `r` into `st`: a socket reached
+/// through `/proc/<pid>/fd/<n>` has the inode the tables show (`lsof` matches them so).
+pub(crate) unsafe fn socket_stat(path: *const c_char, r: c_int, st: *mut libc::stat) {
+    if r == 0 && !st.is_null() && (*st).st_mode & libc::S_IFMT == libc::S_IFSOCK {
+        if let Some(inode) = inode_at(path) {
+            (*st).st_ino = inode;
+        }
+    }
+}
+
+/// [`socket_stat`] for `statx`.
+pub(crate) unsafe fn socket_statx(path: *const c_char, r: c_int, stx: *mut libc::statx) {
+    if r == 0 && !stx.is_null() && u32::from((*stx).stx_mode) & libc::S_IFMT == libc::S_IFSOCK {
+        if let Some(inode) = inode_at(path) {
+            (*stx).stx_ino = inode;
+        }
+    }
+}
+
+/// The inode of the simulated socket a `/proc/<pid>/fd/<n>` path reaches, if it reaches one.
+unsafe fn inode_at(path: *const c_char) -> Option<u64> {
+    if path.is_null() {
+        return None;
+    }
+    let (pid, fd) = fd_link(core::ffi::CStr::from_ptr(path).to_bytes())?;
+    let _g = Guard::enter()?;
     if !active() {
-        return n;
+        return None;
     }
     slot().args[0] = pid;
     slot().args[1] = fd;
     let inode = handoff(OP_SOCK_INODE);
-    if inode <= 0 {
-        return n;
-    }
-    let mut link = [0u8; 32];
-    let mut t = Text::new(&mut link);
-    t.put(b"socket:[").num(inode as u64).put(b"]");
-    let m = t.len().min(len);
-    ptr::copy_nonoverlapping(link.as_ptr(), buf, m);
-    m as ssize_t
+    (inode > 0).then_some(inode as u64)
 }
 
 /// (virtual pid, fd) of a `/proc/<pid>/fd/<n>` or `/proc/self/fd/<n>` path.

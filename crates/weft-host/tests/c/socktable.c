@@ -1,6 +1,6 @@
 // The node's socket tables: a listener on 0.0.0.0:4444 with one connection to it through
 // 127.0.0.1, an IPv6 listener on [::]:4445 and a datagram socket on 127.0.0.1:5353, as the
-// kernel's /proc/net tables, a /proc/self/fd link and procps-free `ss` (iproute2) show them.
+// kernel's /proc/net tables, a /proc/self/fd link, `ss` (iproute2) and `lsof` show them.
 #include <arpa/inet.h>
 #include <errno.h>
 #include <linux/netlink.h>
@@ -76,5 +76,8 @@ int main(void) {
     show("/proc/net/tcp6");
     show("/proc/net/udp");
     run("ss -tanpH; ss -uanpH; ss -nlpH -t '( sport = :4444 )'");
+    char lsof[64];
+    snprintf(lsof, sizeof lsof, "lsof -nP -a -p %d -i", (int)getpid());
+    run(lsof);
     return 0;
 }
