@@ -8,9 +8,17 @@
 # `nobody`, who may not enter the data directory); its error log goes to standard error, so
 # the run's output shows the state transfers.
 id=$1; ip=$2; port=$3
-mariadb-install-db --no-defaults --datadir=$PWD/data --user=mysql --skip-test-db \
-  > install.log 2>&1 || { cat install.log; exit 9; }
-new=""; [ "$id" = 0 ] && new="--wsrep-new-cluster"
+# After a crash the node restarts here: its database is kept (made whole or not at all, so a
+# crash during mariadb-install-db leaves nothing half made), and node 0 makes a new cluster
+# only the first time; after that it rejoins the others like any node.
+new=""
+if [ ! -d data ]; then
+  rm -rf data.new
+  mariadb-install-db --no-defaults --datadir=$PWD/data.new --user=mysql --skip-test-db \
+    > install.log 2>&1 || { cat install.log; exit 9; }
+  mv data.new data
+  [ "$id" = 0 ] && new="--wsrep-new-cluster"
+fi
 [ "$id" = 0 ] || sleep $((3 + id * 3))
 # The server's socket and pid file are made here, as the mysql user.
 chmod 777 .
