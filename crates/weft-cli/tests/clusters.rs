@@ -221,8 +221,9 @@ fn bird_routers_peer_over_bgp_and_learn_each_others_routes() {
 /// node and written on another reads the same on all three, each synced in a cluster of three.
 #[test]
 fn a_galera_cluster_grows_by_rsync_state_transfer() {
-    let need = ["/usr/sbin/mariadbd", "/usr/lib/galera/libgalera_smm.so", "/usr/bin/rsync"];
-    if installed(&[&need[..], &["/usr/bin/ss"]].concat()) {
+    let need =
+        ["/usr/sbin/mariadbd", "/usr/lib/galera/libgalera_smm.so", "/usr/bin/rsync", "/usr/bin/ss"];
+    if installed(&need) {
         let mut lines = vec!["n1 | WSREP_SST: [INFO] rsync SST completed on joiner".to_string()];
         lines.push("n2 | WSREP_SST: [INFO] rsync SST completed on joiner".into());
         for n in 1..=3 {

@@ -164,9 +164,10 @@ fn proc_net_tables_and_ss_show_the_nodes_simulated_sockets() {
         let mut d = Decisions::random(seed);
         let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
         assert_eq!(out.report.outcome, Outcome::Pass, "{}", out.render());
-        let text: Vec<String> = out.lines.iter().map(|l| l.text.clone()).collect();
-        text
+        out.lines.iter().map(|l| l.text.clone()).collect::<Vec<_>>()
     };
+    // ss and lsof pad their columns by what they print: compare the fields.
+    let fields = |l: &String| l.split_whitespace().collect::<Vec<_>>().join(" ");
     let seen = lines(1);
     let has = |want: &str| assert!(seen.iter().any(|l| l == want), "no {want:?} in {seen:#?}");
     has("sock_diag: -1 Protocol not supported");
@@ -183,7 +184,7 @@ fn proc_net_tables_and_ss_show_the_nodes_simulated_sockets() {
     let ss: Vec<String> = seen
         .iter()
         .filter(|l| l.starts_with("LISTEN") || l.starts_with("ESTAB") || l.starts_with("UNCONN"))
-        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .map(fields)
         .collect();
     let holders = |fd: u32, ss: u32| {
         format!("users:((\"ss\",pid={ss},fd={fd}),(\"sh\",pid=20001,fd={fd}),(\"socktable\",pid=1000,fd={fd}))")
@@ -197,11 +198,8 @@ fn proc_net_tables_and_ss_show_the_nodes_simulated_sockets() {
         format!("LISTEN 0 0 0.0.0.0:4444 0.0.0.0:* {}", holders(3, 20004)),
     ];
     assert_eq!(ss, want, "ss -tanp, ss -uanp, then ss -nlp for one port");
-    let lsof: Vec<String> = seen
-        .iter()
-        .filter(|l| l.starts_with("socktable"))
-        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
-        .collect();
+    let lsof: Vec<String> =
+        seen.iter().filter(|l| l.starts_with("socktable")).map(fields).collect();
     let want = [
         "socktable 1000 root 3u IPv4 268435457 0t0 TCP *:4444 (LISTEN)",
         "socktable 1000 root 4u IPv6 268435458 0t0 TCP *:4445 (LISTEN)",

@@ -21,10 +21,30 @@ fn split(p: &[u8]) -> Option<(i64, &[u8])> {
     let rest = if relative && unsafe { in_proc() } { p } else { p.strip_prefix(b"/proc/")? };
     let end = rest.iter().position(|&b| b == b'/').unwrap_or(rest.len());
     let (who, tail) = rest.split_at(end);
-    if who.is_empty() || who.len() > 9 || !who.iter().all(u8::is_ascii_digit) {
-        return None;
+    Some((number(who)?, tail))
+}
+
+/// A decimal number of one to nine digits (a pid or a descriptor in a `/proc` path).
+fn number(s: &[u8]) -> Option<i64> {
+    let ok = !s.is_empty() && s.len() <= 9 && s.iter().all(u8::is_ascii_digit);
+    ok.then(|| s.iter().fold(0i64, |n, &d| n * 10 + (d - b'0') as i64))
+}
+
+/// The process a `/proc/<pid>/…` or `/proc/self/…` path names (`self`: the caller's virtual
+/// pid), and the rest after it.
+pub(crate) unsafe fn pid_path(p: &[u8]) -> Option<(i64, &[u8])> {
+    match p.strip_prefix(b"/proc/self") {
+        Some(rest) if rest.first().is_none_or(|&b| b == b'/') => {
+            Some((crate::slot::VPID.load(Ordering::Relaxed), rest))
+        }
+        _ => split(p),
     }
-    Some((who.iter().fold(0i64, |n, &d| n * 10 + (d - b'0') as i64), tail))
+}
+
+/// The descriptor a `/proc/<pid>/fd/<n>` (or `/proc/self/fd/<n>`) path names: (pid, fd).
+pub(crate) unsafe fn fd_path(p: &[u8]) -> Option<(i64, i64)> {
+    let (pid, rest) = pid_path(p)?;
+    Some((pid, number(rest.strip_prefix(b"/fd/")?)?))
 }
 
 /// Whether the working directory is `/proc`.
@@ -117,10 +137,7 @@ enum IdFile {
 /// What `/proc/<pid>/stat` and `status` say of a process.
 struct Seen {
     pid: u64,
-    real: i64,
-    ppid: u64,
-    pgrp: u64,
-    sid: u64,
+    info: Info,
     state: u8,
 }
 
@@ -128,10 +145,7 @@ struct Seen {
 /// the process is `None` when no process of the node has that pid.
 unsafe fn id_file(p: &[u8]) -> Option<(IdFile, Option<Seen>)> {
     let own = crate::slot::VPID.load(Ordering::Relaxed);
-    let (pid, file) = match p.strip_prefix(b"/proc/self") {
-        Some(file) => (own, file),
-        None => split(p)?,
-    };
+    let (pid, file) = pid_path(p)?;
     let file = match file {
         b"/stat" => IdFile::Stat,
         b"/status" => IdFile::Status,
@@ -151,7 +165,7 @@ unsafe fn id_file(p: &[u8]) -> Option<(IdFile, Option<Seen>)> {
         } else {
             b'S'
         };
-        Seen { pid: pid as u64, real: i.real, ppid: i.ppid, pgrp: i.pgrp, sid: i.sid, state }
+        Seen { pid: pid as u64, info: i, state }
     });
     Some((file, seen))
 }
@@ -179,11 +193,16 @@ pub(crate) unsafe fn id_file_content(p: &[u8], out: &mut [u8]) -> Option<Option<
         return Some(None);
     };
     let mut comm = [0u8; 64];
-    let n = comm_of(seen.real, &mut comm);
+    let n = comm_of(seen.info.real, &mut comm);
     let mut t = Text::new(out);
     if file == IdFile::Stat {
         t.num(seen.pid).put(b" (").put(&comm[..n]).put(b") ").put(&[seen.state]).put(b" ");
-        t.num(seen.ppid).put(b" ").num(seen.pgrp).put(b" ").num(seen.sid).put(STAT_TAIL);
+        t.num(seen.info.ppid)
+            .put(b" ")
+            .num(seen.info.pgrp)
+            .put(b" ")
+            .num(seen.info.sid)
+            .put(STAT_TAIL);
     } else {
         status(&mut t, &seen, &comm[..n]);
     }
@@ -199,7 +218,7 @@ unsafe fn status(t: &mut Text, seen: &Seen, comm: &[u8]) {
         _ => b"S (sleeping)",
     };
     let mut real = [0u8; 4096];
-    let n = read_proc(seen.real, b"/status\0", &mut real);
+    let n = read_proc(seen.info.real, b"/status\0", &mut real);
     for line in real[..n].split_inclusive(|&b| b == b'\n') {
         let key = &line[..line.iter().position(|&b| b == b':').unwrap_or(0)];
         let value = |t: &mut Text, v: &[u8]| {
@@ -212,13 +231,13 @@ unsafe fn status(t: &mut Text, seen: &Seen, comm: &[u8]) {
                 t.put(key).put(b":\t").num(seen.pid).put(b"\n");
             }
             b"PPid" => {
-                t.put(key).put(b":\t").num(seen.ppid).put(b"\n");
+                t.put(key).put(b":\t").num(seen.info.ppid).put(b"\n");
             }
             b"NSpgid" => {
-                t.put(key).put(b":\t").num(seen.pgrp).put(b"\n");
+                t.put(key).put(b":\t").num(seen.info.pgrp).put(b"\n");
             }
             b"NSsid" => {
-                t.put(key).put(b":\t").num(seen.sid).put(b"\n");
+                t.put(key).put(b":\t").num(seen.info.sid).put(b"\n");
             }
             b"Ngid" | b"TracerPid" => value(t, b"0"),
             b"voluntary_ctxt_switches" | b"nonvoluntary_ctxt_switches" => value(t, b"0"),

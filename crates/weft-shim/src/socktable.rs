@@ -18,15 +18,12 @@ pub(crate) fn refused(domain: c_int, proto: c_int) -> bool {
 }
 
 /// The `OP_SOCKETS` table `p` names (`/proc/net/tcp` and the rest), if it names one.
-fn table_of(p: &[u8]) -> Option<i64> {
-    let rest = p.strip_prefix(b"/proc/")?;
-    let net = match rest.iter().position(|&b| b == b'/') {
-        Some(k) if rest[..k].iter().all(u8::is_ascii_digit) || &rest[..k] == b"self" => {
-            &rest[k + 1..]
-        }
-        _ => rest,
+unsafe fn table_of(p: &[u8]) -> Option<i64> {
+    let net = match crate::procpids::pid_path(p) {
+        Some((_, rest)) => rest,
+        None => p.strip_prefix(b"/proc")?,
     };
-    match net.strip_prefix(b"net/")? {
+    match net.strip_prefix(b"/net/")? {
         b"tcp" => Some(NET_TCP),
         b"tcp6" => Some(NET_TCP6),
         b"udp" => Some(NET_UDP),
@@ -39,27 +36,25 @@ fn table_of(p: &[u8]) -> Option<i64> {
 pub(crate) unsafe fn open_table(p: &[u8]) -> Option<c_int> {
     let table = table_of(p)?;
     slot().args[0] = table;
-    let n = handoff(OP_SOCKETS).max(0) as usize;
-    let mut rows = [[0u8; NET_RECORD]; 64];
+    let n = (handoff(OP_SOCKETS).max(0) as usize).min(DATA_MAX / NET_RECORD);
     let fd = libc::memfd_create(c"weft-net".as_ptr(), libc::MFD_CLOEXEC);
     if fd < 0 {
         return None;
     }
     fdtable::forget(fd);
+    // Raw writes: no hand-off, so the answer stays in the slot while the rows are written.
+    let put = |line: &[u8]| {
+        sys::raw_ret(
+            libc::SYS_write,
+            [fd as i64, line.as_ptr() as i64, line.len() as i64, 0, 0, 0],
+        );
+    };
     let mut line = [0u8; 256];
     let len = header(table, &mut line);
-    libc::write(fd, line.as_ptr().cast(), len);
-    // The answer stays in the slot until the next hand-off: copy it out in batches first.
-    for from in (0..n).step_by(rows.len()) {
-        let batch = (n - from).min(rows.len());
-        for (k, r) in rows[..batch].iter_mut().enumerate() {
-            let at = (from + k) * NET_RECORD;
-            r.copy_from_slice(&slot().data[at..at + NET_RECORD]);
-        }
-        for (k, r) in rows[..batch].iter().enumerate() {
-            let len = row(table, from + k, r, &mut line);
-            libc::write(fd, line.as_ptr().cast(), len);
-        }
+    put(&line[..len]);
+    for (k, r) in slot().data[..n * NET_RECORD].chunks_exact(NET_RECORD).enumerate() {
+        let len = row(table, k, r.try_into().unwrap(), &mut line);
+        put(&line[..len]);
     }
     libc::lseek(fd, 0, libc::SEEK_SET);
     Some(fd)
@@ -172,7 +167,7 @@ unsafe fn inode_at(path: *const c_char) -> Option<u64> {
     if path.is_null() {
         return None;
     }
-    let (pid, fd) = fd_link(core::ffi::CStr::from_ptr(path).to_bytes())?;
+    let (pid, fd) = crate::procpids::fd_path(core::ffi::CStr::from_ptr(path).to_bytes())?;
     let _g = Guard::enter()?;
     if !active() {
         return None;
@@ -181,20 +176,4 @@ unsafe fn inode_at(path: *const c_char) -> Option<u64> {
     slot().args[1] = fd;
     let inode = handoff(OP_SOCK_INODE);
     (inode > 0).then_some(inode as u64)
-}
-
-/// (virtual pid, fd) of a `/proc/<pid>/fd/<n>` or `/proc/self/fd/<n>` path.
-fn fd_link(p: &[u8]) -> Option<(i64, i64)> {
-    let rest = p.strip_prefix(b"/proc/")?;
-    let k = rest.iter().position(|&b| b == b'/')?;
-    let (who, fd) = (&rest[..k], rest[k + 1..].strip_prefix(b"fd/")?);
-    let number = |s: &[u8]| {
-        let ok = !s.is_empty() && s.len() <= 9 && s.iter().all(u8::is_ascii_digit);
-        ok.then(|| s.iter().fold(0i64, |n, &d| n * 10 + (d - b'0') as i64))
-    };
-    let pid = match who {
-        b"self" => crate::slot::VPID.load(Ordering::Relaxed),
-        _ => number(who)?,
-    };
-    Some((pid, number(fd)?))
 }

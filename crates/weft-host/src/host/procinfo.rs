@@ -12,6 +12,12 @@ impl World<'_> {
         (0..self.procs.len()).filter(|&p| shown(&self.procs[p])).collect()
     }
 
+    /// The listed process of the caller's node with virtual pid `vpid` (the newest, should a
+    /// pid have been used again).
+    pub(super) fn listed_by_vpid(&self, node: u32, vpid: i64) -> Option<usize> {
+        self.listed(node).into_iter().rfind(|&p| self.procs[p].vpid as i64 == vpid)
+    }
+
     /// `OP_PROCS`: the listed processes' virtual pids, ascending, in `data`.
     pub(super) fn op_procs(&mut self, c: Caller, slot: &mut Slot) -> Reply {
         let mut pids: Vec<u32> =
@@ -28,9 +34,7 @@ impl World<'_> {
     /// `OP_PROC_INFO`: the real pid of the listed process with virtual pid `args[0]` (0: none),
     /// its parent's, group's and session's virtual ids, and whether it is a zombie.
     pub(super) fn op_proc_info(&mut self, c: Caller, slot: &mut Slot) -> Reply {
-        let want = slot.args[0];
-        let Some(p) = self.listed(c.node).into_iter().rfind(|&p| self.procs[p].vpid as i64 == want)
-        else {
+        let Some(p) = self.listed_by_vpid(c.node, slot.args[0]) else {
             return Reply::Ret(0);
         };
         let parent = self.procs[p].parent.map_or(1, |q| self.procs[q].vpid);

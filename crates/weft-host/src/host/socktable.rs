@@ -58,12 +58,10 @@ impl World<'_> {
     /// `OP_SOCK_INODE`: the inode of descriptor `args[1]` of the node's process with virtual
     /// pid `args[0]`, if it is a socket.
     pub(super) fn op_sock_inode(&mut self, c: Caller, slot: &mut Slot) -> Reply {
-        let (want, fd) = (slot.args[0], slot.args[1] as i32);
-        let live = |p: &&Proc| p.node == c.node && p.alive && p.vpid as i64 == want;
-        let Some(table) = self.procs.iter().rev().find(live).map(|p| p.table) else {
-            return Reply::Ret(0);
-        };
-        let id = self.fds.id_in(table, fd).filter(|&id| self.fds.by_id(id).is_some());
+        // A zombie is listed too, but its descriptors are closed: no socket is found then.
+        let Some(p) = self.listed_by_vpid(c.node, slot.args[0]) else { return Reply::Ret(0) };
+        let id = self.fds.id_in(self.procs[p].table, slot.args[1] as i32);
+        let id = id.filter(|&id| self.fds.by_id(id).is_some());
         Reply::Ret(id.map_or(0, |id| sock_inode(id) as i64))
     }
 }
