@@ -72,3 +72,20 @@ fn a_threads_exit_destructors_and_cleanup_handlers_run_in_the_simulation() {
         assert!(text.contains("cleanup done by 5 ms"), "{text}");
     }
 }
+
+/// A joinable thread that reuses an ended detached thread's stack (so its `pthread_t`) while
+/// another process holds the detached thread's old slot is joined as itself: the join once
+/// found the stale entry first and waited in the kernel with the baton (mariadbd under Galera).
+#[test]
+fn a_join_waits_for_the_thread_that_reused_an_ended_detached_threads_id() {
+    let cfg = common::config("joinreuse", &[], 1);
+    let mut d = Decisions::random(1);
+    let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
+    assert_eq!(out.report.outcome, Outcome::Pass, "{}", out.render());
+    assert_eq!(
+        common::passing_lines(&out),
+        ["same pthread_t 1, join 0, returned 42", "child 0"],
+        "{}",
+        out.render()
+    );
+}

@@ -13,6 +13,18 @@ static START_ARG: [AtomicU64; MAX_SLOTS] = [const { AtomicU64::new(0) }; MAX_SLO
 /// `pthread_t` of the thread in each slot (0 = none), for joins.
 static THREAD_IDS: [AtomicU64; MAX_SLOTS] = [const { AtomicU64::new(0) }; MAX_SLOTS];
 
+/// Records that slot `k` holds thread `t`. glibc hands an ended detached thread's
+/// descriptor, and so its `pthread_t`, to a later thread, and a detached thread is never joined,
+/// so its entry is still here, under a slot the host may since have given to another
+/// process's thread: that entry is stale and goes, or a join or `pthread_kill` of the new
+/// thread would find it first.
+fn remember(k: usize, t: libc::pthread_t) {
+    for id in &THREAD_IDS {
+        let _ = id.compare_exchange(t, 0, Ordering::Relaxed, Ordering::Relaxed);
+    }
+    THREAD_IDS[k].store(t, Ordering::Relaxed);
+}
+
 /// The slot of the simulated thread `t`, if it is one.
 pub(crate) fn slot_of(t: libc::pthread_t) -> Option<usize> {
     THREAD_IDS.iter().position(|x| x.load(Ordering::Relaxed) == t)
@@ -96,7 +108,7 @@ pub unsafe extern "C" fn pthread_create(
             if let Some(stack) = stack {
                 crate::stacks::keep(stack, *thread, use_attr);
             }
-            THREAD_IDS[k].store(*thread, Ordering::Relaxed);
+            remember(k, *thread);
             return 0;
         }
     }
@@ -120,7 +132,7 @@ pub unsafe extern "C" fn pthread_exit(ret: *mut c_void) -> ! {
 pub unsafe extern "C" fn pthread_join(t: libc::pthread_t, ret: *mut *mut c_void) -> c_int {
     if let Some(_g) = Guard::enter() {
         if active() {
-            if let Some(k) = THREAD_IDS.iter().position(|x| x.load(Ordering::Relaxed) == t) {
+            if let Some(k) = slot_of(t) {
                 slot().args[0] = k as i64;
                 handoff(OP_JOIN);
                 THREAD_IDS[k].store(0, Ordering::Relaxed);
