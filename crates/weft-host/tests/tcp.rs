@@ -152,11 +152,12 @@ fn splice_from_a_stream_moves_its_bytes_and_sees_its_end() {
 
 /// The node's socket tables (`tests/c/socktable.c`): `/proc/net/tcp`, `tcp6` and `udp` list
 /// the simulated listeners, the connection and the bound datagram socket in the kernel's
-/// format, a `/proc/<pid>/fd` link names the socket's inode there, and `ss -p` (which finds no
-/// socket diagnostics module and reads the tables) names the processes holding each, by
-/// virtual pid, as `lsof -i` does (it matches a descriptor's `stat` inode against the tables); the
-/// same from every seed. The kernel's tables had shown only the unbound
-/// placeholders, so no port was ever open (Galera's rsync state transfer waited for ever).
+/// format, a `/proc/<pid>/fd` link (`readlink` or `readlinkat`) names the socket's inode
+/// there, and `ss -p` (which finds no socket diagnostics module and reads the tables) names the
+/// processes holding each, by virtual pid, as `lsof -i` does (it matches a descriptor's `stat`
+/// inode against the tables); the same from every seed. The kernel's tables had shown only the
+/// unbound placeholders, so no port was ever open (Galera's rsync state transfer waited for
+/// ever).
 #[test]
 fn proc_net_tables_and_ss_show_the_nodes_simulated_sockets() {
     let cfg = common::config("socktable", &[], 1);
@@ -172,6 +173,7 @@ fn proc_net_tables_and_ss_show_the_nodes_simulated_sockets() {
     let has = |want: &str| assert!(seen.iter().any(|l| l == want), "no {want:?} in {seen:#?}");
     has("sock_diag: -1 Protocol not supported");
     has("fd link: socket:[268435457]");
+    has("fd linkat: socket:[268435457]");
     has("/proc/net/tcp:    0: 00000000:115C 00000000:0000 0A 00000000:00000000 00:00000000 \
          00000000     0        0 268435457 1 0000000000000000 100 0 0 10 0");
     has("/proc/net/tcp:    1: 0100017F:C000 0100017F:115C 01 00000000:00000000 00:00000000 \

@@ -90,6 +90,34 @@ pub unsafe extern "C" fn readlink(path: *const c_char, buf: *mut c_char, len: si
     crate::socktable::socket_link(path, buf.cast(), len, n)
 }
 
+/// `readlinkat`: an absolute path, or one relative to the working directory, is [`readlink`]'s
+/// (so `/proc/self/fd/N` of a simulated socket names its virtual inode); relative to a
+/// directory descriptor, no data-directory entry is a symbolic link, and the rest is real.
+#[no_mangle]
+pub unsafe extern "C" fn readlinkat(
+    dirfd: c_int,
+    path: *const c_char,
+    buf: *mut c_char,
+    len: size_t,
+) -> ssize_t {
+    if dirfd == libc::AT_FDCWD || (!path.is_null() && *path == b'/' as c_char) {
+        return readlink(path, buf, len);
+    }
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            if let Some(r) = try_access(dirfd, path, libc::F_OK) {
+                if r == 0 {
+                    set_errno(libc::EINVAL);
+                }
+                return -1;
+            }
+        }
+    }
+    real!(readlinkat: fn(c_int, *const c_char, *mut c_char, size_t) -> ssize_t)(
+        dirfd, path, buf, len,
+    )
+}
+
 /// `chdir` into a directory of the simulated disk: the model's directory must exist, and the
 /// process then works in an empty real stand-in at the same path (made as needed), so paths
 /// relative to it reach the model through the hooks (which resolve them against `getcwd`) and

@@ -3,6 +3,7 @@
 // kernel's /proc/net tables, a /proc/self/fd link, `ss` (iproute2) and `lsof` show them.
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/netlink.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -72,6 +73,8 @@ int main(void) {
     snprintf(path, sizeof path, "/proc/self/fd/%d", l4);
     ssize_t n = readlink(path, link, sizeof link - 1);
     printf("fd link: %.*s\n", (int)(n < 0 ? 0 : n), link);
+    n = readlinkat(AT_FDCWD, path, link, sizeof link - 1);
+    printf("fd linkat: %.*s\n", (int)(n < 0 ? 0 : n), link);
     show("/proc/net/tcp");
     show("/proc/net/tcp6");
     show("/proc/net/udp");
