@@ -100,6 +100,23 @@ def apply(conn, f, key, value):
         return ("ok" if cur.rowcount == 1 else "fail"), value
 
 
+def first_process(index, count):
+    """The process number to start with. A node's working folder survives its crash, so a
+    client restarted after one continues its numbering there: the operation it had open is
+    left open (indeterminate), and it goes on as a new process."""
+    try:
+        with open("process") as f:
+            return int(f.read()) + count
+    except (OSError, ValueError):
+        return index
+
+
+def remember(process):
+    with open("process.new", "w") as f:
+        f.write(str(process))
+    os.replace("process.new", "process")
+
+
 # Server errors after which the statement certainly did not take effect: a node not in the
 # primary component (1047), a lock wait timeout (1205), a certification conflict (1213).
 DEFINITE = {1047, 1205, 1213}
@@ -112,7 +129,8 @@ def main():
     host = "127.1.0.%d" % (index % 3 + 1)
     rng = random.Random(index)
     conn = ready(host, port, sync_wait, index)
-    process, written, last = index, 0, {}
+    process, written, last = first_process(index, count), 0, {}
+    remember(process)
     end = time.monotonic() + duration
     while time.monotonic() < end:
         key = rng.randrange(KEYS)
@@ -140,6 +158,7 @@ def main():
             else:
                 emit("info", process, f, key, value)
                 process += count
+                remember(process)
             if not definite:
                 try:
                     conn.close()
