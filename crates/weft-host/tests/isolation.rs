@@ -146,6 +146,23 @@ fn the_stack_canary_and_at_random_come_from_the_seed() {
     assert!(!native.contains(&a[0]), "natively the kernel's bytes: {native}");
 }
 
+/// C++'s `std::random_device` draws from the seed, on libstdc++'s default source (the `RDSEED`
+/// or `RDRAND` instruction, which no hook sees: OpenDHT's node ids differed in every run) and on
+/// `/dev/urandom`: the same in two runs of one seed, different for another.
+#[test]
+fn cxx_random_devices_draw_from_the_seed() {
+    let cfg = weft_host::HostConfig::new(common::compile_cxx("randdev"), vec![], 1);
+    let go = |seed| {
+        let mut d = Decisions::random(seed);
+        let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver);
+        common::passing_lines(&out.unwrap()).concat()
+    };
+    let a = go(1);
+    assert!(a.starts_with("random_device: "), "{a}");
+    assert_eq!(go(1), a, "one seed, one draw");
+    assert_ne!(go(2), a, "another seed, another draw");
+}
+
 /// Each node has its own `/run` (an overlay on the machine's): a pid file one node writes
 /// there is not the other's, the machine's files show through, and nothing of the run is
 /// left in the machine's `/run` (nodes of one daemon met there: corosync's lock, exim's pid

@@ -30,6 +30,32 @@ fn the_counter_reads_virtual_time_and_faults_still_reach_the_program() {
     assert_eq!(run(&[]).report.trace_hash, out.report.trace_hash, "two runs alike");
 }
 
+/// `cpuid` says the processor has no `RDRAND` or `RDSEED` (their draws are the processor's own,
+/// unseen: libstdc++'s `random_device` used them), in every thread, and is otherwise the
+/// processor's answer. Where the kernel or processor cannot make `cpuid` fault (no
+/// `cpuid_fault` flag), the answer stays the processor's.
+#[test]
+fn cpuid_hides_the_processors_random_instructions() {
+    let bin = common::compile("cpuid", &["-pthread"]);
+    let native = std::process::Command::new(&bin).output().expect("runs natively");
+    let native = String::from_utf8(native.stdout).unwrap();
+    let cfg = weft_host::HostConfig::new(bin, vec![], 1);
+    let mut d = Decisions::random(1);
+    let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
+    let lines = common::passing_lines(&out);
+    assert_eq!(
+        lines[0],
+        native.lines().next().unwrap(),
+        "the vendor and leaves are the processor's"
+    );
+    let faults = std::fs::read_to_string("/proc/cpuinfo").unwrap().contains(" cpuid_fault");
+    if faults {
+        assert_eq!(lines[1..], ["main: rdrand 0 rdseed 0", "thread: rdrand 0 rdseed 0"]);
+    } else {
+        assert_eq!(lines[1..].join("\n"), native.lines().skip(1).collect::<Vec<_>>().join("\n"));
+    }
+}
+
 #[test]
 fn a_fault_with_the_default_disposition_still_kills() {
     let out = run(&["die"]);

@@ -53,6 +53,7 @@ mod sys;
 
 mod clockwaits;
 mod clone;
+mod cpuid;
 mod creds;
 mod datadir;
 mod diskcalls;

@@ -1,5 +1,5 @@
 //! Randomness: `getrandom`, `getentropy`, the `arc4random` family, the names `mkstemp`,
-//! `mkdtemp` and their variants make, and the bytes behind an opened `/dev/urandom` or `/dev/random` come from
+//! `mkdtemp` and their variants make, C++'s `std::random_device`, and the bytes behind an opened `/dev/urandom` or `/dev/random` come from
 //! this process's SplitMix64 stream, seeded by the host at hello; so do the kernel's
 //! `AT_RANDOM` bytes and the stack-protector canary glibc took from them.
 
@@ -8,12 +8,12 @@ use crate::prelude::*;
 /// SplitMix64 state of this process's random stream (seeded by the host at hello).
 pub(crate) static RNG: AtomicU64 = AtomicU64::new(0);
 
-fn next_random() -> u64 {
+pub(crate) fn next_random() -> u64 {
     mix(RNG.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed))
 }
 
 /// SplitMix64's output function.
-fn mix(mut z: u64) -> u64 {
+pub(crate) fn mix(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -125,6 +125,32 @@ pub unsafe extern "C" fn arc4random_uniform(upper: u32) -> u32 {
         }
     }
     real!(arc4random_uniform: fn(u32) -> u32)(upper)
+}
+
+/// `std::random_device`'s draw (libstdc++'s `_M_getval`, which its inline `operator()` calls):
+/// on x86 libstdc++ answers from the `RDSEED` or `RDRAND` instruction by default, which no
+/// hook or trap sees, so every C++ program seeded by a `random_device` differed from run to
+/// run (OpenDHT's node ids). Under weft each draw comes from the process's stream, whatever
+/// source the device was opened on.
+#[no_mangle]
+pub unsafe extern "C" fn _ZNSt13random_device9_M_getvalEv(device: *mut c_void) -> c_uint {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            return next_random() as c_uint;
+        }
+    }
+    real!(_ZNSt13random_device9_M_getvalEv: fn(*mut c_void) -> c_uint)(device)
+}
+
+/// The same draw for a device opened through the pre-C++11 string ABI.
+#[no_mangle]
+pub unsafe extern "C" fn _ZNSt13random_device16_M_getval_pretr1Ev(device: *mut c_void) -> c_uint {
+    if let Some(_g) = Guard::enter() {
+        if active() {
+            return next_random() as c_uint;
+        }
+    }
+    real!(_ZNSt13random_device16_M_getval_pretr1Ev: fn(*mut c_void) -> c_uint)(device)
 }
 
 /// Bytes of deterministic randomness behind an opened `/dev/urandom` or `/dev/random`.

@@ -9,7 +9,8 @@
 //! they work as before. Every other `SIGSEGV` goes to the program's disposition, which
 //! `signals` records without installing it: the program's handler is called with the same
 //! arguments (and its changes to the context take effect, as the JVM's null checks need), and
-//! the default or an ignored one ends the process by `SIGSEGV` as natively.
+//! the default or an ignored one ends the process by `SIGSEGV` as natively. The same handler
+//! answers a faulting `cpuid` ([`crate::cpuid`]).
 
 use crate::prelude::*;
 use core::sync::atomic::AtomicBool;
@@ -45,7 +46,9 @@ pub(crate) fn install() {
         }
         note_vdso(libc::getauxval(libc::AT_SYSINFO_EHDR) as usize);
         let set = [libc::PR_SET_TSC as i64, libc::PR_TSC_SIGSEGV as i64, 0, 0, 0, 0];
-        if sys::raw(libc::SYS_prctl, set) == 0 {
+        let counter = sys::raw(libc::SYS_prctl, set) == 0;
+        // Both traps answer in this handler (`cpuid`'s: crate::cpuid).
+        if crate::cpuid::trap() | counter {
             TRAPPING.store(true, Ordering::Relaxed);
         } else {
             crate::signals::kernel_default(libc::SIGSEGV);
@@ -125,6 +128,9 @@ extern "C" fn on_sigsegv(sig: c_int, info: *mut libc::siginfo_t, ctx: *mut c_voi
         let g = &mut uc.uc_mcontext.gregs;
         let pc = g[libc::REG_RIP as usize] as u64;
         if (*info).si_code == SI_KERNEL {
+            if crate::cpuid::answer(pc, &mut g[..]) {
+                return;
+            }
             let len = counter_instruction(pc as *const u8);
             if len > 0 {
                 let v = counter_at(pc);

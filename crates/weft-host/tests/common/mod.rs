@@ -39,6 +39,20 @@ fn compile_src(dir: &Path, name: &str, flags: &[&str]) -> PathBuf {
     out
 }
 
+/// Compiles `tests/c/{name}.cc` with the system `g++` into the cargo test temp dir.
+pub fn compile_cxx(name: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/{name}.cc"));
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let status = Command::new("g++")
+        .args(["-O1", "-Wall", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .status()
+        .expect("a C++ compiler (`g++`) is needed for these tests");
+    assert!(status.success(), "g++ failed for {}", src.display());
+    out
+}
+
 pub fn config(name: &str, args: &[&str], nodes: u32) -> HostConfig {
     let mut cfg =
         HostConfig::new(compile(name, &[]), args.iter().map(|s| s.to_string()).collect(), nodes);
