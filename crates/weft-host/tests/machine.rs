@@ -1,6 +1,7 @@
 //! The machine a process sees under the shim is the simulated one, the same on every real
 //! machine (`tests/c/machine.c`): a node named after its number, a fixed kernel release, two
-//! processors, the node's memory limit as its memory, no load, virtual uptime, and the system
+//! processors (also in `/proc/cpuinfo` and `/proc/stat`), the node's memory limit as its memory,
+//! no load, virtual uptime and boot time, and the system
 //! files programs tune themselves by — through libc's entry points, glibc's own callers
 //! (`gethostname` and `sysconf` reach the kernel through `uname` and `sysinfo`) and
 //! `syscall(2)`; and the clock a program finds on libc's own handle (`dlsym`, as Python's
@@ -42,8 +43,21 @@ fn every_node_sees_the_simulated_machine_not_the_real_one() {
         "/sys/kernel/mm/transparent_hugepage/enabled: always [madvise] never",
         "/sys/devices/system/cpu/online: 0-1",
         "/proc/self/cgroup: 0::/",
+        "/proc/cpuinfo: 2 x processor\t: 0",
+        "/proc/cpuinfo: 2 x flags\t\t: fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov \
+         pat pse36 clflush mmx fxsr sse sse2 ht syscall nx lm constant_tsc rep_good nopl cpuid pni \
+         ssse3 cx16 sse4_1 sse4_2 popcnt hypervisor lahf_lm",
+        "/proc/stat: 3 x cpu  0 0 0 200000 0 0 0 0 0 0",
+        "/proc/stat: 1 x btime 1767224600",
+        "/proc/sys/kernel/random/boot_id: e0985edd-3c25-4aaa-b59c-9ca6e9684225",
+        "/etc/machine-id: fb1b31e908ca093548d1fd69431a1a8e",
+        "/proc/sys/kernel/random/entropy_avail: 256",
+        "uuid: version 4 variant 8, fresh 1, length 37",
         "clock on libc's handle: 1767225600 1767225600",
     ];
     assert_eq!(lines(1), want);
-    assert_eq!(lines(0)[1], "hostname: n0", "each node has its own name");
+    let node0 = lines(0);
+    assert_eq!(node0[1], "hostname: n0", "each node has its own name");
+    let id = |l: &[String]| l.iter().find(|l| l.starts_with("/etc/machine-id")).cloned();
+    assert_ne!(id(&node0), id(&lines(1)), "each node has its own machine id");
 }

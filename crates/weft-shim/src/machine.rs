@@ -3,7 +3,9 @@
 //! `get_nprocs`, `sched_getaffinity`, `sched_getcpu`), memory and uptime (`sysinfo`,
 //! `sysconf(_SC_PHYS_PAGES)`: the node's memory limit, else 8 GiB) and the system files
 //! programs read to tune themselves (`/proc/meminfo`, `/proc/uptime`, `/proc/loadavg`,
-//! somaxconn, overcommit, transparent huge pages, the clock source, the CPU lists, the cgroup).
+//! `/proc/cpuinfo`, `/proc/stat`, somaxconn, overcommit, transparent huge pages, the clock
+//! source, the CPU lists, the cgroup) and its ids (`/etc/machine-id`, the boot id, fresh UUIDs
+//! from `/proc/sys/kernel/random/uuid` out of the process's random stream).
 //! The real machine's answers differ from one machine to the next and leak into what a program
 //! sends: Redis's `INFO` carries the kernel release and the machine's memory, and sentinels
 //! fetch it over the network, so a replay on another machine diverged. glibc's own callers
@@ -247,10 +249,53 @@ pub(crate) fn file(path: &[u8], out: &mut [u8]) -> Option<usize> {
         b"/proc/loadavg" => b"0.00 0.00 0.00 1/1 1\n",
         b"/proc/uptime" => return Some(uptime(&mut t)),
         b"/proc/meminfo" => return Some(meminfo(&mut t)),
+        b"/proc/cpuinfo" => return Some(cpuinfo(&mut t)),
+        b"/proc/sys/kernel/random/entropy_avail" | b"/proc/sys/kernel/random/poolsize" => b"256\n",
+        b"/proc/sys/kernel/random/uuid" => {
+            let (hi, lo) = (crate::random::next_random(), crate::random::next_random());
+            return Some(uuid(&mut t, hi, lo));
+        }
+        b"/proc/sys/kernel/random/boot_id" => {
+            let hi = crate::random::mix(NODE.load(Ordering::Relaxed) ^ 0xB007_1D00);
+            return Some(uuid(&mut t, hi, crate::random::mix(hi)));
+        }
+        b"/etc/machine-id" | b"/var/lib/dbus/machine-id" => {
+            let hi = crate::random::mix(NODE.load(Ordering::Relaxed) ^ 0x3AC4_1DE0);
+            lower_hex(&mut t, hi, 16);
+            lower_hex(&mut t, crate::random::mix(hi), 16);
+            t.put(b"\n");
+            return Some(t.len());
+        }
+        b"/proc/stat" => return Some(stat(&mut t)),
         _ => return None,
     };
     t.put(fixed);
     Some(t.len())
+}
+
+/// `v`'s low `digits` hex digits in lower case, as the kernel and systemd write ids.
+fn lower_hex(t: &mut Text<'_>, v: u64, digits: u32) {
+    for k in (0..digits).rev() {
+        t.put(&[b"0123456789abcdef"[((v >> (4 * k)) & 15) as usize]]);
+    }
+}
+
+/// A version-4 UUID made of `hi` and `lo` (`8-4-4-4-12` hex digits and a newline, as
+/// `/proc/sys/kernel/random/uuid` reads).
+fn uuid(t: &mut Text<'_>, hi: u64, lo: u64) -> usize {
+    let hi = (hi & !0xF000) | 0x4000; // the version nibble
+    let lo = (lo & !(3 << 62)) | (2 << 62); // the RFC 4122 variant
+    lower_hex(t, hi >> 32, 8);
+    t.put(b"-");
+    lower_hex(t, hi >> 16, 4);
+    t.put(b"-");
+    lower_hex(t, hi, 4);
+    t.put(b"-");
+    lower_hex(t, lo >> 48, 4);
+    t.put(b"-");
+    lower_hex(t, lo, 12);
+    t.put(b"\n");
+    t.len()
 }
 
 fn uptime(t: &mut Text<'_>) -> usize {
@@ -269,6 +314,48 @@ fn meminfo(t: &mut Text<'_>) -> usize {
     for name in [&b"Buffers:"[..], b"Cached:", b"SwapCached:", b"SwapTotal:", b"SwapFree:"] {
         t.put(name).put(b" 0 kB\n");
     }
+    t.len()
+}
+
+/// The flags of x86-64's second baseline level (SSE4.2, POPCNT, CX16), which every machine
+/// weft runs on has: a program that picks code by them picks what this one can run. glibc's
+/// own choices (and a program's) by the `cpuid` instruction are the real machine's.
+const FLAGS: &[u8] = b"fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat \
+pse36 clflush mmx fxsr sse sse2 ht syscall nx lm constant_tsc rep_good nopl cpuid pni ssse3 \
+cx16 sse4_1 sse4_2 popcnt hypervisor lahf_lm";
+
+/// `/proc/cpuinfo` of [`CPUS`] processors, one core each (the count `sysconf` answers; the
+/// real file named the real machine's processors, libuv's `uv_cpu_info` and Node's
+/// `os.cpus()` count them).
+fn cpuinfo(t: &mut Text<'_>) -> usize {
+    for cpu in 0..CPUS as u64 {
+        t.put(b"processor\t: ").num(cpu).put(b"\nvendor_id\t: weft\ncpu family\t: 6\n");
+        t.put(b"model\t\t: 0\nmodel name\t: weft virtual CPU\nstepping\t: 0\n");
+        t.put(b"cpu MHz\t\t: 2000.000\ncache size\t: 1024 KB\nphysical id\t: 0\n");
+        t.put(b"siblings\t: ").num(CPUS as u64).put(b"\ncore id\t\t: ").num(cpu);
+        t.put(b"\ncpu cores\t: ").num(CPUS as u64).put(b"\nfpu\t\t: yes\nflags\t\t: ");
+        t.put(FLAGS).put(b"\nbogomips\t: 4000.00\nclflush size\t: 64\n");
+        t.put(b"cache_alignment\t: 64\naddress sizes\t: 46 bits physical, 48 bits virtual\n\n");
+    }
+    t.len()
+}
+
+/// `/proc/stat` of an idle machine: every processor idle since boot (in the kernel's 100 ticks
+/// a second, over the uptime `/proc/uptime` answers), the boot time (`btime`, which `ps` adds
+/// to a process's start) that uptime before the virtual clock, one process running.
+fn stat(t: &mut Text<'_>) -> usize {
+    let ticks = uptime_ns() / 10_000_000;
+    let line = |t: &mut Text<'_>, name: &[u8], idle: u64| {
+        t.put(name).put(b" 0 0 0 ").num(idle).put(b" 0 0 0 0 0 0\n");
+    };
+    line(t, b"cpu ", ticks * CPUS as u64);
+    for cpu in 0..CPUS as u64 {
+        t.put(b"cpu").num(cpu);
+        line(t, b"", ticks);
+    }
+    let boot = (REALTIME_BASE_NS - MONOTONIC_BASE_NS) / 1_000_000_000;
+    t.put(b"intr 0\nctxt 0\nbtime ").num(boot).put(b"\nprocesses 1\n");
+    t.put(b"procs_running 1\nprocs_blocked 0\nsoftirq 0 0 0 0 0 0 0 0 0 0 0\n");
     t.len()
 }
 

@@ -27,6 +27,23 @@ static void file(const char *path) {
     printf("%s: %s\n", path, line);
 }
 
+/* How many lines of `path` start with `prefix`, and the first of them. */
+static void count(const char *path, const char *prefix) {
+    char line[2048], first[2048] = "";
+    int n = 0;
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        printf("%s: cannot open\n", path);
+        return;
+    }
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, prefix, strlen(prefix)) == 0 && n++ == 0)
+            snprintf(first, sizeof first, "%s", line);
+    fclose(f);
+    first[strcspn(first, "\n")] = 0;
+    printf("%s: %d x %s\n", path, n, first);
+}
+
 int main(void) {
     struct utsname u;
     uname(&u);
@@ -58,6 +75,21 @@ int main(void) {
                            "/sys/kernel/mm/transparent_hugepage/enabled",
                            "/sys/devices/system/cpu/online", "/proc/self/cgroup"};
     for (unsigned i = 0; i < sizeof files / sizeof *files; i++) file(files[i]);
+    count("/proc/cpuinfo", "processor");
+    count("/proc/cpuinfo", "flags");
+    count("/proc/stat", "cpu");
+    count("/proc/stat", "btime");
+    file("/proc/sys/kernel/random/boot_id");
+    file("/etc/machine-id");
+    file("/proc/sys/kernel/random/entropy_avail");
+    char a[64] = "", b[64] = "";
+    for (int i = 0; i < 2; i++) {
+        FILE *r = fopen("/proc/sys/kernel/random/uuid", "r");
+        if (r && !fgets(i ? b : a, sizeof a, r)) a[0] = 0;
+        if (r) fclose(r);
+    }
+    printf("uuid: version %c variant %c, fresh %d, length %zu\n", a[14], a[19], strcmp(a, b) != 0,
+           strlen(a));
     /* The clock found on libc's own handle (Python's ctypes.CDLL("libc.so.6") does this):
      * glibc's time and gettimeofday are IFUNCs answering the vDSO's functions. */
     void *libc = dlopen("libc.so.6", RTLD_NOW);
