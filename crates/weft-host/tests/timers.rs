@@ -83,6 +83,39 @@ fn same_seed_same_trace() {
     }
 }
 
+/// The clock's discipline (`adjtimex` and its kin, which glibc makes with internal
+/// `clock_adjtime` calls) reads the virtual clock, synchronised (it answered the real clock and
+/// the machine's NTP state), and a node's attempt to steer or set the clock is refused by name.
+#[test]
+fn clock_discipline_reads_are_virtual_and_clock_writes_are_refused_by_name() {
+    let run = |args: &[&str]| {
+        let cfg = common::config("clockset", args, 1);
+        let mut d = Decisions::random(1);
+        weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap()
+    };
+    let read = "0, time 1767225600, offset 0, freq 0, maxerror 0, status 0";
+    let want = [
+        format!("adjtimex: {read}"),
+        format!("ntp_adjtime: {read}"),
+        format!("clock_adjtime: {read}"),
+        format!("raw adjtimex: {read}"),
+        "ntp_gettime: 0, time 1767225600, maxerror 0".to_string(),
+        "raw settimeofday(NULL, NULL): 0".to_string(),
+    ];
+    assert_eq!(common::passing_lines(&run(&[])), want);
+    for (arg, call) in [
+        ("freq", "adjtimex()/clock_adjtime(): adjusting the clock"),
+        ("settime", "settimeofday()/clock_settime(CLOCK_REALTIME): setting the clock"),
+        ("clock", "settimeofday()/clock_settime(CLOCK_REALTIME): setting the clock"),
+    ] {
+        let out = run(&[arg]);
+        match &out.report.outcome {
+            Outcome::Unsupported { detail } => assert!(detail.contains(call), "{arg}: {detail}"),
+            other => panic!("{arg}: expected unsupported, got {other:?}: {}", out.render()),
+        }
+    }
+}
+
 /// `ftime`, `thrd_sleep`, `ualarm` and `getloadavg` are virtual: glibc makes them with internal
 /// calls no hook saw, so `ftime` read the real clock, `thrd_sleep` was caught by the seccomp
 /// trap (exit 4), `ualarm`'s SIGALRM never came, and the machine's real load showed through.

@@ -51,6 +51,7 @@ macro_rules! real {
 mod proto;
 mod sys;
 
+mod clockset;
 mod clockwaits;
 mod clone;
 mod cpuid;

@@ -117,6 +117,13 @@ const TRAPPED: &[(i64, &[u8])] = &[
     (libc::SYS_uname, b"uname"),
     (libc::SYS_sysinfo, b"sysinfo"),
     (libc::SYS_sched_getaffinity, b"sched_getaffinity"),
+    // The clock's discipline and setters: reads answer the virtual clock, writes are refused
+    // by name (`crate::clockset`). glibc's `adjtimex`, `ntp_adjtime` and `ntp_gettime` all
+    // make `clock_adjtime` inside libc, where no hook sees them.
+    (libc::SYS_adjtimex, b"adjtimex"),
+    (libc::SYS_clock_adjtime, b"clock_adjtime"),
+    (libc::SYS_settimeofday, b"settimeofday"),
+    (libc::SYS_clock_settime, b"clock_settime"),
     // Closing simulated descriptors must reach the host: served by the handler.
     (libc::SYS_close_range, b"close_range"),
     // A queued signal names a virtual pid (`sigqueue` is hooked; the raw call is an escape).
@@ -432,7 +439,8 @@ fn harmless_socket_call(nr: i64, args: &[i64; 6]) -> bool {
 
 /// The answer of a trapped call the handler serves itself, wherever it was made from:
 /// `close_range` (simulated descriptors must be closed for the host too), io_uring and Linux
-/// AIO (`ENOSYS`: the simulated machine's kernel has neither), and what `machine` simulates.
+/// AIO (`ENOSYS`: the simulated machine's kernel has neither), the clock's discipline
+/// (`clockset`) and what `machine` simulates.
 ///
 /// # Safety
 /// In the SIGSYS handler, with the trapped call's arguments.
@@ -445,7 +453,7 @@ unsafe fn served(nr: i64, args: &[i64; 6]) -> Option<i64> {
     if nr == libc::SYS_io_uring_setup || nr == libc::SYS_io_setup {
         return Some(-(libc::ENOSYS as i64));
     }
-    crate::machine::trapped(nr, args)
+    crate::clockset::trapped(nr, args).or_else(|| crate::machine::trapped(nr, args))
 }
 
 /// SIGSYS from the filter: emulate libc's own `getrandom`, let libc's own non-IP socket calls run, report anything
