@@ -291,6 +291,30 @@ fn close_range_closes_simulated_descriptors_and_keeps_the_shim() {
     parity("closerange");
 }
 
+/// A child that `dup2`s over descriptor numbers up to its limit before an exec (GlusterFS's
+/// runner gives its `gsyncd` child fixed descriptors) replaced the shim's own, and the image
+/// it exec'd ran outside the simulation (the real host name and clock, and a passing run). The
+/// shim's descriptor moves out of the way; with every number taken the exec is refused by name.
+#[test]
+fn a_dup2_onto_the_shims_descriptor_moves_it_and_the_exec_stays_simulated() {
+    let out = shim_run(&["dup2over"], 7);
+    assert_eq!(out.report.outcome, Outcome::Pass, "{}", out.render());
+    let lines: Vec<&str> = out.lines.iter().map(|l| l.text.as_str()).collect();
+    let want = [
+        "exec'd image's host: n0",
+        "dup2ing child: exited 0",
+        "exec'd image's host: n0",
+        "raw dup2ing child: exited 0",
+    ];
+    assert_eq!(lines, want);
+    let all = shim_run(&["dup2all"], 7);
+    let detail = match &all.report.outcome {
+        Outcome::Unsupported { detail } => detail.clone(),
+        other => panic!("expected unsupported, got {other:?}: {}", all.render()),
+    };
+    assert!(detail.contains("execve(): the program put another descriptor"), "{detail}");
+}
+
 #[test]
 fn stdio_of_a_forked_child_on_pipes_is_served() {
     parity("redirect");

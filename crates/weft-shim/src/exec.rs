@@ -278,6 +278,15 @@ unsafe fn exec_simulated(
             0,
         );
     }
+    if !crate::slot::is_region(region) {
+        unsupported(
+            b"execve(): the program put another descriptor at the shim's region number (a \
+              dup2 with no descriptor free to move the region to), so the new image cannot \
+              rejoin the simulation",
+            libc::SYS_execve,
+            0,
+        );
+    }
     // What the shim knows of each descriptor goes with the image (`crate::execfds`).
     let mut fds = [0u8; crate::execfds::ENV_LEN];
     let carry_fds = crate::execfds::env_entry(&mut fds);
@@ -593,10 +602,14 @@ unsafe fn apply_file_actions(fa: *const c_void) -> bool {
                 true
             }
             DO_DUP2 if int(8) == int(12) => libc::fcntl(int(8), libc::F_SETFD, 0) == 0,
-            DO_DUP2 => libc::dup2(int(8), int(12)) >= 0,
+            DO_DUP2 => {
+                crate::io::make_room_at(int(8), int(12));
+                libc::dup2(int(8), int(12)) >= 0
+            }
             DO_OPEN => {
                 let fd = libc::open(ptr_at(16), int(24), int(28) as libc::mode_t);
                 if fd >= 0 && fd != int(8) {
+                    crate::io::make_room_at(fd, int(8));
                     let r = libc::dup2(fd, int(8));
                     libc::close(fd);
                     r >= 0

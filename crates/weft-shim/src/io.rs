@@ -290,8 +290,31 @@ pub unsafe extern "C" fn dup(fd: c_int) -> c_int {
     r
 }
 
+/// Before a `dup2`/`dup3` of `old` onto `new`: where `new` is the shim's region descriptor
+/// (GlusterFS's runner child puts descriptors at fixed numbers before its exec), the region
+/// moves to the lowest free number from 512 (else from 3), so the program gets the number it
+/// asked for, as natively, and the next exec'd image still finds the region (the exec names
+/// its number in `WEFT_SHM_FD`). With no number free, the `dup2` takes the region's place and
+/// the next exec says so by name ([`crate::exec`], exit 4).
+pub(crate) unsafe fn make_room_at(old: c_int, new: c_int) {
+    let Some(_g) = Guard::enter() else { return };
+    let region = region_fd();
+    if !active() || region < 0 || new != region || old == new {
+        return;
+    }
+    for low in [512, 3] {
+        let args = [i64::from(region), i64::from(libc::F_DUPFD_CLOEXEC), low, 0, 0, 0];
+        let moved = sys::raw(libc::SYS_fcntl, args);
+        if moved >= 0 {
+            crate::slot::REGION.store(moved, Ordering::Relaxed);
+            return;
+        }
+    }
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn dup2(old: c_int, new: c_int) -> c_int {
+    make_room_at(old, new);
     let r = real!(dup2: fn(c_int, c_int) -> c_int)(old, new);
     if let Some(_g) = Guard::enter() {
         if active() {
@@ -303,6 +326,7 @@ pub unsafe extern "C" fn dup2(old: c_int, new: c_int) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn dup3(old: c_int, new: c_int, flags: c_int) -> c_int {
+    make_room_at(old, new);
     let r = real!(dup3: fn(c_int, c_int, c_int) -> c_int)(old, new, flags);
     if let Some(_g) = Guard::enter() {
         if active() {

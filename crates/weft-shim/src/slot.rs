@@ -24,6 +24,8 @@ pub(crate) static VPID: AtomicI64 = AtomicI64::new(0);
 pub(crate) static PPID: AtomicI64 = AtomicI64::new(0);
 /// The fd the region was inherited at (kept open, close-on-exec, for an `exec`).
 pub(crate) static REGION: AtomicI64 = AtomicI64::new(-1);
+/// The region's inode, which tells it from a descriptor the program put at its number.
+static REGION_INODE: AtomicU64 = AtomicU64::new(0);
 /// Calls served locally since the last hand-off.
 static LOCAL_CALLS: AtomicU32 = AtomicU32::new(0);
 
@@ -130,6 +132,21 @@ fn env_number(name: &[u8]) -> Option<u64> {
     (i > 0).then_some(v)
 }
 
+/// The inode `fd` refers to, or None if it is not open.
+fn inode(fd: c_int) -> Option<u64> {
+    // SAFETY: a stat is plain integers.
+    let mut st: libc::stat = unsafe { core::mem::zeroed() };
+    let args = [i64::from(fd), &mut st as *mut libc::stat as i64, 0, 0, 0, 0];
+    // SAFETY: fstat writes one stat (raw: no hook of the shim's own sees it).
+    (unsafe { crate::sys::raw_ret(libc::SYS_fstat, args) } == 0).then_some(st.st_ino)
+}
+
+/// Whether `fd` still refers to the host's region (a `dup2` onto its number that found no
+/// free descriptor to move the region to replaces it).
+pub(crate) fn is_region(fd: c_int) -> bool {
+    inode(fd).is_some_and(|i| i == REGION_INODE.load(Ordering::Relaxed))
+}
+
 fn init() {
     if STATE
         .compare_exchange(STATE_UNINIT, STATE_INITIALISING, Ordering::AcqRel, Ordering::Acquire)
@@ -167,6 +184,7 @@ fn init() {
     // SAFETY: setting a descriptor flag on the inherited fd.
     unsafe { libc::fcntl(fd as c_int, libc::F_SETFD, libc::FD_CLOEXEC) };
     REGION.store(fd as i64, Ordering::Relaxed);
+    REGION_INODE.store(inode(fd as c_int).unwrap_or(0), Ordering::Relaxed);
     // SAFETY: the image is starting; nothing has exec'd yet.
     unsafe { crate::preload::init() };
     let header = base as *mut Header;

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <semaphore.h>
 #include <linux/futex.h>
 #include <stdatomic.h>
@@ -469,6 +470,36 @@ static int mode_closerange(const char *self) {
     return 0;
 }
 
+/* A child puts /dev/null at every descriptor number from `from` to its limit (raw `dup2` when
+ * `raw`), as a runner giving its exec'd image fixed descriptors does, and execs an image that
+ * prints its host name: under the shim still the node's, though the shim's own descriptor
+ * (fd 1021) was among the numbers. */
+static int dup2_over(const char *self, int from, int raw) {
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open("/dev/null", O_RDONLY);
+        struct rlimit r;
+        getrlimit(RLIMIT_NOFILE, &r);
+        for (int i = from; i < (int)r.rlim_cur; i++)
+            if (i != fd && (raw ? syscall(SYS_dup2, fd, i) : dup2(fd, i)) != i) _exit(98);
+        char *argv[] = {"fork", "exec-host", NULL};
+        execv(self, argv);
+        _exit(99);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    report(raw ? "raw dup2ing child" : "dup2ing child", status);
+    return 0;
+}
+
+static int mode_exec_host(void) {
+    char host[64] = "";
+    gethostname(host, sizeof host);
+    printf("exec'd image's host: %s\n", host);
+    return 0;
+}
+
 /* A forked child (no exec) puts a pipe on its stdout and stdin and uses stdio on them. */
 static int mode_redirect(void) {
     int out[2], in[2];
@@ -637,6 +668,9 @@ int main(int argc, char **argv) {
     if (!strcmp(m, "pipeline")) return mode_pipeline();
     if (!strcmp(m, "cloexec")) return mode_cloexec(argv[0]);
     if (!strcmp(m, "exec-quiet")) return sleep(1);
+    if (!strcmp(m, "exec-host")) return mode_exec_host();
+    if (!strcmp(m, "dup2over")) return dup2_over(argv[0], 1000, 0) | dup2_over(argv[0], 1000, 1);
+    if (!strcmp(m, "dup2all")) return dup2_over(argv[0], 3, 0);
     if (!strcmp(m, "inherit")) return mode_inherit(argv[0]);
     if (!strcmp(m, "exec-print")) return mode_exec_print(argc > 2 ? argv[2] : "1");
     if (!strcmp(m, "pshared")) return mode_pshared();
