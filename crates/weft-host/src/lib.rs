@@ -36,6 +36,7 @@ mod hostsfile;
 mod idmap;
 mod privrun;
 mod privtmp;
+mod privvartmp;
 mod region;
 mod spawn;
 mod symbols;

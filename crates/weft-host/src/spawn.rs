@@ -416,6 +416,7 @@ pub(crate) fn spawn(spec: &SpawnSpec<'_>) -> io::Result<Spawned> {
                 Some(view) => {
                     bind_view(view, true)?;
                     crate::privtmp::mount_private_tmp(view);
+                    crate::privvartmp::bind(view);
                 }
                 None if netns => own_mounts()?,
                 None => {}

@@ -1,5 +1,5 @@
-//! Fresh working directories: each run gets `WORK_DIR/slotK/nID`, emptied when the run
-//! starts, where `slotK` is the lowest slot no other run holds right now — in this process
+//! Fresh working directories: each run gets `WORK_DIR/slotK/nID` (and `var-tmp/nID`, the
+//! node's `/var/tmp`: [`crate::privvartmp`]), emptied when the run starts, where `slotK` is the lowest slot no other run holds right now — in this process
 //! (a set) or in another weft process using the same folder (an exclusive `flock` on
 //! `slotK.lock`, held for the run). A sequential run (`weft run`, `weft replay`, `--jobs 1`)
 //! with nothing else running in that folder gets `slot0`, so the paths a program sees repeat
@@ -30,12 +30,20 @@ pub(crate) struct View {
     pub(crate) real: CString,
     pub(crate) at: CString,
     pub(crate) cwd: CString,
+    /// The node's `/var/tmp` under the view ([`crate::privvartmp`]).
+    pub(crate) var_tmp: CString,
 }
 
 impl View {
     pub(crate) fn new(real: &Path, at: &Path, node: u32) -> View {
         let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).unwrap_or_default();
-        View { real: c(real), at: c(at), cwd: c(&at.join(format!("n{node}"))) }
+        let var_tmp = at.join(crate::privvartmp::FOLDER).join(format!("n{node}"));
+        View {
+            real: c(real),
+            at: c(at),
+            cwd: c(&at.join(format!("n{node}"))),
+            var_tmp: c(&var_tmp),
+        }
     }
 }
 
@@ -100,6 +108,11 @@ pub(crate) fn claim(cfg: &HostConfig) -> io::Result<(HostConfig, RunDir)> {
     }
     for node in 0..cfg.nodes {
         std::fs::create_dir_all(dir.join(format!("n{node}"))).map_err(context)?;
+        let var_tmp = dir.join(crate::privvartmp::FOLDER).join(format!("n{node}"));
+        std::fs::create_dir_all(&var_tmp).map_err(context)?;
+        // As the machine's /var/tmp: anyone may make files there, only owners remove them.
+        let sticky = std::os::unix::fs::PermissionsExt::from_mode(0o1777);
+        std::fs::set_permissions(&var_tmp, sticky).map_err(context)?;
     }
     run.run_view = cfg.netns == crate::config::Netns::Auto && view_available();
     run.run_dir = Some(dir);

@@ -218,6 +218,33 @@ fn each_node_has_its_own_tmp_directory() {
     assert!(!real.exists(), "the run left {} behind", real.display());
 }
 
+/// Each node has its own `/var/tmp`, a folder of the run's (FRR's `bgpd` keeps a directory
+/// named by its pid there, and the one a crashed run left met the next run of the seed): a
+/// file one node writes there is not the other's, lands in the run's `var-tmp/n0`, and nothing
+/// of the run is left in the machine's `/var/tmp`.
+#[test]
+fn each_node_has_its_own_var_tmp_directory() {
+    if !weft_host::netns_available() {
+        return; // no mount namespace: the machine's /var/tmp
+    }
+    let script = "if [ {id} = 0 ]; then echo n0 > /var/tmp/weft-vartmp-test; sleep 0.01; \
+                  else sleep 0.005; fi; cat /var/tmp/weft-vartmp-test 2>/dev/null || echo none; \
+                  stat -c %a /var/tmp";
+    let mut cfg = weft_host::HostConfig::new("/bin/sh", vec!["-c".into(), script.into()], 2);
+    let work = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("privvartmp");
+    cfg.work_dir = Some(work.clone());
+    let out = run(&cfg);
+    let text = out.render();
+    assert_eq!(out.report.outcome, Outcome::Pass, "{text}");
+    assert!(text.contains("n0 | n0"), "{text}");
+    assert!(text.contains("n1 | none"), "the other node's file: {text}");
+    assert_eq!(text.matches("| 1777").count(), 2, "{text}");
+    let kept = work.join("slot0/var-tmp/n0/weft-vartmp-test");
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "n0\n", "{}", kept.display());
+    let real = std::path::Path::new("/var/tmp/weft-vartmp-test");
+    assert!(!real.exists(), "the run left {} behind", real.display());
+}
+
 /// Every node's name (`n<id>`, its host name) resolves to the address other nodes reach it at,
 /// for every node, through the ordinary `/etc/hosts` lookup (Erlang's `-sname`, Java's
 /// `getLocalHost` and squid look up their own name).
