@@ -220,6 +220,33 @@ fn bird_routers_peer_over_bgp_and_learn_each_others_routes() {
     }
 }
 
+/// Open vSwitch's ovsdb-server replicates a clustered database by its own Raft: two nodes join
+/// the first, a client writes through the leader and reads from a follower, and each node
+/// reports its role; under crashes and partitions its runs still end well.
+#[test]
+fn an_ovsdb_raft_cluster_elects_a_leader_and_replicates_a_write() {
+    let need = [
+        "/usr/sbin/ovsdb-server",
+        "/usr/bin/ovs-vsctl",
+        "/usr/share/openvswitch/vswitch.ovsschema",
+    ];
+    if installed(&need) {
+        let lines = [
+            "n3 | init=0",
+            "n3 | add-br=0",
+            "n3 | bridges on a follower: br0",
+            "n0 | Role: leader",
+            "n1 | Role: follower",
+            "n2 | Role: follower",
+        ];
+        runs_twice_alike("ovsdb.toml", &lines);
+        let file = "cluster=programs/clusters/ovsdb.toml";
+        let args = ["explore", "process", "-o", file, "--faults", "crash,partition", "--runs", "4"];
+        let (code, text, err) = weft("ovsdb-explore", &args);
+        assert_eq!(code, Some(0), "{text}{err}");
+    }
+}
+
 /// Galera: two nodes join the first by rsync state transfer (the joiner's script waits, with
 /// `ss`, for its rsync daemon's port: the simulated socket tables), and a table made on one
 /// node and written on another reads the same on all three, each synced in a cluster of three.
