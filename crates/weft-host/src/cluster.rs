@@ -16,7 +16,7 @@ pub const MAX_CLUSTER_FILE: u64 = 1 << 20;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cluster {
     pub groups: Vec<Group>,
-    /// Top-level run settings of the file (`time_limit`, `on_idle`, `forbid`, `history`, `port`,
+    /// Top-level run settings of the file (`time_limit`, `on_idle`, `forbid`, `history`, `port`, `addresses`,
     /// `hang_events`), as `process` target option values.
     pub settings: BTreeMap<String, String>,
     /// `[scenario]` knobs in the order they apply (`faults` first), as text.
@@ -32,6 +32,7 @@ struct FileDoc {
     forbid: Option<String>,
     history: Option<String>,
     port: Option<u16>,
+    addresses: Option<String>,
     hang_events: Option<u64>,
     memory_limit: Option<Size>,
     cpu_limit: Option<Size>,
@@ -237,6 +238,7 @@ impl Cluster {
         put("forbid", doc.forbid);
         put("history", doc.history);
         put("port", doc.port.map(|p| p.to_string()));
+        put("addresses", doc.addresses);
         put("hang_events", doc.hang_events.map(|p| p.to_string()));
         let scenario = match doc.scenario {
             Some(table) => scenario_knobs(&table)?,
@@ -358,6 +360,7 @@ mod tests {
             r#"
 time_limit = "5s"
 memory_limit = "64MiB"
+addresses = "10.2.0.1"
 [scenario]
 faults = ["crash", "partition"]
 budget.crashes = 2
@@ -389,6 +392,7 @@ in_partitions = false
         assert!(c.groups[0].args[2].starts_with(dir.to_str().unwrap()), "{:?}", c.groups[0].args);
         assert!(c.groups[0].args[2].ends_with("/x.conf"));
         assert_eq!(c.settings["time_limit"], "5s");
+        assert_eq!(c.settings["addresses"], "10.2.0.1");
         assert_eq!(c.scenario[0].0, "faults");
         let s = c.apply_scenario(Scenario::calm()).unwrap();
         assert_eq!(s.budget.crashes, 2);

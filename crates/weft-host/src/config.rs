@@ -133,6 +133,9 @@ pub struct HostConfig {
     pub hang_events: u64,
     /// The port `{port}`/`{addr}`/`{peers}` name.
     pub port: u16,
+    /// Node 0's IPv4 address; node `k`'s is this plus `k` (`127.1.0.1` unless the cluster file
+    /// or `-o addresses=` says otherwise: [`crate::ProcessTarget`] checks it).
+    pub ip_base: u32,
     pub netns: Netns,
     pub users: Users,
     /// Pin the host thread and every process to one CPU (hand-offs several times cheaper).
@@ -166,6 +169,7 @@ impl HostConfig {
             on_idle: OnIdle::Deadlock,
             hang_events: 100_000,
             port: 7000,
+            ip_base: crate::host::NODE_IP_BASE,
             netns: Netns::Auto,
             users: Users::All,
             pin_cpu: true,
@@ -221,7 +225,18 @@ impl HostConfig {
 
     /// `ip:port` of node `node`.
     pub fn addr(&self, node: u32) -> String {
-        format!("{}:{}", crate::host::format_ip(crate::host::node_ip(node)), self.port)
+        format!("{}:{}", crate::host::format_ip(self.node_ip(node)), self.port)
+    }
+
+    /// Node `node`'s IPv4 address.
+    pub fn node_ip(&self, node: u32) -> u32 {
+        self.ip_base + node
+    }
+
+    /// The node whose address `ip` is, if any.
+    pub fn node_at(&self, ip: u32) -> Option<u32> {
+        let n = ip.wrapping_sub(self.ip_base);
+        (ip >= self.ip_base && n < self.nodes).then_some(n)
     }
 
     /// The addresses of the nodes `nodes`, comma-separated.
@@ -233,7 +248,7 @@ impl HostConfig {
     pub fn args_for(&self, node: u32) -> Vec<String> {
         let peers = self.addrs(0..self.nodes);
         let others = self.addrs((0..self.nodes).filter(|&n| n != node));
-        let ip = crate::host::format_ip(crate::host::node_ip(node));
+        let ip = crate::host::format_ip(self.node_ip(node));
         let (group, index) = self.group_of(node);
         let mut first = 0;
         let mut of_group = Vec::new();
@@ -400,6 +415,7 @@ impl HostConfig {
         );
         put("hang_events", self.hang_events.to_string());
         put("port", self.port.to_string());
+        put("addresses", crate::host::format_ip(self.ip_base));
         put(
             "netns",
             match self.netns {

@@ -9,24 +9,24 @@
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 
-/// The hosts file for a run of `nodes` nodes: the machine's, then the nodes' names.
-fn content(nodes: u32) -> String {
+/// The hosts file for a run of `cfg`'s nodes: the machine's, then the nodes' names.
+fn content(cfg: &crate::HostConfig) -> String {
     let mut text = std::fs::read_to_string("/etc/hosts").unwrap_or_default();
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
     }
     text.push_str("# weft: the nodes of this run\n");
-    for node in 0..nodes {
-        let ip = crate::host::format_ip(crate::host::node_ip(node));
+    for node in 0..cfg.nodes {
+        let ip = crate::host::format_ip(cfg.node_ip(node));
         text.push_str(&format!("{ip} n{node}\n"));
     }
     text
 }
 
-/// Writes (or finds) the hosts file for `nodes` nodes; its path, or `None` when the temp
+/// Writes (or finds) the hosts file for `cfg`'s nodes; its path, or `None` when the temp
 /// directory cannot hold it (then the machine's `/etc/hosts` is used).
-pub(crate) fn prepare(nodes: u32) -> Option<CString> {
-    let path = crate::by_content("weft-hosts-", "", content(nodes).as_bytes()).ok()?;
+pub(crate) fn prepare(cfg: &crate::HostConfig) -> Option<CString> {
+    let path = crate::by_content("weft-hosts-", "", content(cfg).as_bytes()).ok()?;
     CString::new(path.as_os_str().as_bytes()).ok()
 }
 

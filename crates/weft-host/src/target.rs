@@ -28,13 +28,14 @@ use weft_core::{
 /// | `on_idle` | `deadlock` | `deadlock` or `pass`: everything blocked forever |
 /// | `hang_events` | `100000` | intercepted calls without time advancing that make a hang |
 /// | `port` | `7000` | the port the placeholders name |
+/// | `addresses` | `127.1.0.1` | node 0's IPv4 address; node `k`'s is this plus `k` ([`addresses`]) |
 /// | `netns` | `auto` | `auto` (own user+net namespace where possible) or `off` |
 /// | `users` | `all` | `all` (every id mapped when weft runs as root) or `one` (weft's own) |
 /// | `pin` | `true` | pin host and processes to one CPU |
 /// | `shim` | empty | a shim .so to use instead of the embedded one |
 ///
 /// A cluster file's top-level settings (`time_limit`, `on_idle`, `forbid`, `history`, `port`,
-/// `hang_events`) apply unless the option is given; its `[scenario]` knobs shape the default
+/// `addresses`, `hang_events`) apply unless the option is given; its `[scenario]` knobs shape the default
 /// scenario. Placeholders: see [`HostConfig`].
 pub struct ProcessTarget;
 
@@ -97,6 +98,7 @@ const OPTIONS: &[OptionDecl] = &[
         Allowed::Int { min: 1, max: 65_535 },
         "port named by the placeholders",
     ),
+    OptionDecl::new("addresses", "127.1.0.1", Allowed::Any, "node 0's IPv4 address (node k: + k)"),
     OptionDecl::new(
         "netns",
         "auto",
@@ -149,6 +151,36 @@ impl Target for ProcessTarget {
 }
 
 /// The option naming the cluster, for error messages.
+/// The node addresses beginning at `first` for `nodes` nodes: node 0's address, or why not.
+/// Loopback ones (`127.0.0.0/8`, the default `127.1.0.1`) can never leave the machine; others
+/// (for programs that treat a loopback peer as themselves: OpenDHT, FRR's martian check) only
+/// where every node has a network namespace of its own, which holds only its loopback device.
+/// None may be `127.0.0.1`, every node's own loopback address.
+pub fn addresses(first: &str, nodes: u32, netns: Netns) -> Result<u32, &'static str> {
+    let ip: std::net::Ipv4Addr = first.parse().map_err(|_| "an IPv4 address")?;
+    let base = u32::from(ip);
+    let last =
+        base.checked_add(nodes.saturating_sub(1)).ok_or("an address with room for every node")?;
+    let loopback = |a: u32| a >> 24 == 127;
+    let usable = |a: u32| a >> 24 != 0 && a < u32::from_be_bytes([224, 0, 0, 0]);
+    if !usable(base) || !usable(last) {
+        return Err("unicast addresses (not 0.x.x.x, multicast or broadcast) for every node");
+    }
+    let own = u32::from_be_bytes([127, 0, 0, 1]);
+    if (base..=last).contains(&own) {
+        return Err("addresses that leave out 127.0.0.1 (each node's own loopback address)");
+    }
+    if loopback(base) != loopback(last) {
+        return Err("addresses all inside or all outside 127.0.0.0/8");
+    }
+    if !loopback(base) && (netns == Netns::Off || !crate::netns_available()) {
+        return Err(
+            "loopback addresses (127.x.x.x): others need each node's own network namespace",
+        );
+    }
+    Ok(base)
+}
+
 fn info_cluster(spec: &RunSpec) -> &str {
     spec.options.get("cluster").map(String::as_str).unwrap_or("(recorded)")
 }
@@ -287,6 +319,9 @@ impl ProcessTarget {
             "off" => Netns::Off,
             v => return Err(ConfigError::bad_option("netns", v, "auto | off")),
         };
+        let first = setting("addresses");
+        cfg.ip_base = addresses(first, cfg.nodes, cfg.netns)
+            .map_err(|why| ConfigError::bad_option("addresses", first, why))?;
         cfg.users = match info.option(spec, "users") {
             "all" => Users::All,
             "one" => Users::One,
@@ -362,6 +397,24 @@ impl Runner for ProcessRunner {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn node_addresses_are_checked() {
+        let ok = |first: &str, nodes| super::addresses(first, nodes, crate::Netns::Auto);
+        assert_eq!(ok("127.1.0.1", 3), Ok(u32::from_be_bytes([127, 1, 0, 1])));
+        assert!(ok("not an address", 3).unwrap_err().contains("IPv4"));
+        assert!(ok("127.0.0.0", 3).unwrap_err().contains("127.0.0.1"));
+        assert!(ok("127.255.255.255", 2).unwrap_err().contains("all inside or all outside"));
+        assert!(ok("223.255.255.255", 2).unwrap_err().contains("unicast"));
+        assert!(ok("0.0.0.1", 2).unwrap_err().contains("unicast"));
+        assert!(ok("240.0.0.1", 2).unwrap_err().contains("unicast"));
+        assert!(ok("255.255.255.255", 2).unwrap_err().contains("room"));
+        let off = super::addresses("10.0.0.1", 3, crate::Netns::Off);
+        assert!(off.unwrap_err().contains("network namespace"));
+        if crate::netns_available() {
+            assert_eq!(ok("10.0.0.1", 3), Ok(u32::from_be_bytes([10, 0, 0, 1])));
+        }
+    }
+
     use super::*;
 
     fn with(name: &str, value: &str) -> RunSpec {
@@ -371,6 +424,25 @@ mod tests {
             options: [(name.to_string(), value.to_string())].into_iter().collect(),
             property: None,
         }
+    }
+
+    /// `-o addresses=` gives the nodes their addresses, a repro records them, and a bad one is
+    /// refused by name.
+    #[test]
+    fn the_addresses_option_sets_the_nodes_addresses_and_is_recorded() {
+        let mut spec = with("program", "/bin/true");
+        let cfg = ProcessTarget.config(&spec).unwrap();
+        assert_eq!(cfg.addr(1), "127.1.0.2:7000");
+        spec.options.insert("addresses".into(), "127.3.0.1".into());
+        let cfg = ProcessTarget.config(&spec).unwrap();
+        assert_eq!(
+            (cfg.addr(0), cfg.node_at(u32::from_be_bytes([127, 3, 0, 3]))),
+            ("127.3.0.1:7000".into(), Some(2))
+        );
+        assert_eq!(cfg.to_spec().unwrap().options["addresses"], "127.3.0.1");
+        spec.options.insert("addresses".into(), "127.0.0.1".into());
+        let err = ProcessTarget.config(&spec).unwrap_err().to_string();
+        assert!(err.contains("addresses") && err.contains("127.0.0.1"), "{err}");
     }
 
     #[test]

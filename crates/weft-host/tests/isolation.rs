@@ -245,6 +245,30 @@ fn each_node_has_its_own_var_tmp_directory() {
     assert!(!real.exists(), "the run left {} behind", real.display());
 }
 
+/// Nodes may have addresses outside `127.0.0.0/8` (`addresses = "10.9.0.1"`: OpenDHT takes a
+/// loopback peer for itself): a datagram to another node's address arrives, names resolve to
+/// the chosen addresses, and the kernel's own view (`lo` carries the node's address) agrees.
+#[test]
+fn nodes_can_have_addresses_outside_loopback() {
+    if !weft_host::netns_available() {
+        return; // refused without the nodes' own network namespaces (the unit tests say so)
+    }
+    let base = u32::from(std::net::Ipv4Addr::new(10, 9, 0, 1));
+    let args = ["{id}", "{ip}", "{port}", "10.9.0.1"].map(String::from).to_vec();
+    let mut cfg = weft_host::HostConfig::new(common::compile("resolve", &[]), args, 2);
+    cfg.ip_base = base;
+    let out = run(&cfg);
+    assert_eq!(out.report.outcome, Outcome::Pass, "{}", out.render());
+    assert!(out.render().contains("n0 | got 2 bytes"), "{}", out.render());
+    let script = "getent hosts n0 n1 | tr -s ' '; ip -4 -o addr show lo | grep -o '10[.0-9]*/32'";
+    let mut cfg = weft_host::HostConfig::new("/bin/sh", vec!["-c".into(), script.into()], 2);
+    cfg.ip_base = base;
+    let text = run(&cfg).render();
+    assert!(text.contains("n1 | 10.9.0.1 n0\n"), "{text}");
+    assert!(text.contains("n1 | 10.9.0.2 n1\n"), "{text}");
+    assert!(text.contains("n1 | 10.9.0.2/32\n"), "{text}");
+}
+
 /// Every node's name (`n<id>`, its host name) resolves to the address other nodes reach it at,
 /// for every node, through the ordinary `/etc/hosts` lookup (Erlang's `-sname`, Java's
 /// `getLocalHost` and squid look up their own name).

@@ -367,7 +367,7 @@ pub(crate) fn run(
         spin,
         netns,
         all_users,
-        hosts: netns.then(|| crate::hostsfile::prepare(cfg.nodes)).flatten(),
+        hosts: netns.then(|| crate::hostsfile::prepare(cfg)).flatten(),
         passing: Default::default(),
         started,
     };

@@ -17,7 +17,7 @@ impl World<'_> {
             cpu: self.cpu,
             netns: self.netns,
             all_users: self.all_users,
-            ip: node_ip(node),
+            ip: self.cfg.node_ip(node),
             hosts: self.hosts.as_ref(),
         })?;
         self.procs.push(Proc {
@@ -45,7 +45,7 @@ impl World<'_> {
         });
         let t = self.threads.len() - 1;
         self.event(node, EventKind::Start, None, None, 0, || {
-            format!("start {} as {}", launch.program.display(), format_ip(node_ip(node)))
+            format!("start {} as {}", launch.program.display(), format_ip(self.cfg.node_ip(node)))
         });
         match self.wait_for_request(t) {
             Resumed::Request(OP_HELLO) => self.answer_hello(t),

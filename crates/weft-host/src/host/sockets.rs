@@ -204,7 +204,7 @@ impl World<'_> {
 
     pub(super) fn op_connect(&mut self, c: Caller, slot: &mut Slot) -> Reply {
         let (node, fd) = (c.node, slot.args[0] as i32);
-        let ip = if slot.addr_ip == LOCALHOST { node_ip(node) } else { slot.addr_ip };
+        let ip = if slot.addr_ip == LOCALHOST { self.cfg.node_ip(node) } else { slot.addr_ip };
         if let Some(s) = self.fds.sock_mut(node, fd).filter(|s| s.port == 0) {
             s.spaces = slot.args[2] as u8;
         }
@@ -276,7 +276,7 @@ impl World<'_> {
         let Some(id) = self.fds.id(node, fd) else { return -(libc::EBADF as i64) };
         let sock = self.fds.open_sock(node, fd);
         let v6 = sock.spaces & SPACE_V6 != 0 && ip == LOOPBACK6;
-        if ip != 0 && ip != node_ip(node) && ip != LOCALHOST && !v6 {
+        if ip != 0 && ip != self.cfg.node_ip(node) && ip != LOCALHOST && !v6 {
             return -(libc::EADDRNOTAVAIL as i64);
         }
         if sock.port != 0 {
@@ -320,14 +320,14 @@ impl World<'_> {
             return 0;
         }
         if sock.spaces & SPACE_V6 == 0 {
-            return node_ip(node);
+            return self.cfg.node_ip(node);
         }
         let peer = self.stream_peer(node, fd).or(sock.peer).map(|p| p.0);
         match peer {
             Some(LOOPBACK6) => LOOPBACK6,
-            Some(_) => node_ip(node),
+            Some(_) => self.cfg.node_ip(node),
             None if sock.bound == 0 || sock.bound == LOOPBACK6 => sock.bound,
-            None => node_ip(node),
+            None => self.cfg.node_ip(node),
         }
     }
 
@@ -358,8 +358,7 @@ impl World<'_> {
         if ip == LOCALHOST || ip == LOOPBACK6 {
             return Some(from);
         }
-        let n = ip.wrapping_sub(NODE_IP_BASE);
-        (ip >= NODE_IP_BASE && n < self.cfg.nodes).then_some(n)
+        self.cfg.node_at(ip)
     }
 
     pub(super) fn sendto(&mut self, node: u32, slot: &mut Slot) -> i64 {
@@ -425,8 +424,12 @@ impl World<'_> {
         for at in arrivals {
             self.seq += 1;
             let space = space_of(ip);
-            let dgram =
-                Datagram { src_ip: source(node, ip), src_port, dst_ip: ip, data: data.clone() };
+            let dgram = Datagram {
+                src_ip: source(self.cfg.node_ip(node), ip),
+                src_port,
+                dst_ip: ip,
+                data: data.clone(),
+            };
             let flight = Flight { from: node, to, port, space, msg, dgram };
             self.flights.insert((at, self.seq), flight);
         }
@@ -510,11 +513,11 @@ fn write_dgram(slot: &mut Slot, d: &Datagram) {
     slot.ret = n as i64;
 }
 
-/// The source address of a datagram node `node` sends to `to`: as Linux picks it, the
+/// The source address of a datagram a node at `own` sends to `to`: as Linux picks it, the
 /// loopback for the node's own loopback, the node's address otherwise.
-fn source(node: u32, to: u32) -> u32 {
+fn source(own: u32, to: u32) -> u32 {
     match to {
         LOOPBACK6 | LOCALHOST => to,
-        _ => node_ip(node),
+        _ => own,
     }
 }

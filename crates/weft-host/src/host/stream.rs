@@ -17,7 +17,7 @@
 //! during a partition succeeds once it heals.
 
 use super::fds::ObjId;
-use super::{format_ip, node_ip, Wait, World};
+use super::{format_ip, Wait, World};
 use crate::proto::{Slot, LOOPBACK6, SPACE_V4, SPACE_V6};
 use std::collections::VecDeque;
 use std::hash::Hasher;
@@ -106,7 +106,7 @@ fn hash(bytes: &[u8]) -> u64 {
 impl World<'_> {
     fn conn_node(&self, conn: u64, end: usize) -> u32 {
         let a = self.conns[&conn].addrs[end].0;
-        a.wrapping_sub(crate::host::NODE_IP_BASE)
+        a.wrapping_sub(self.cfg.ip_base)
     }
 
     /// Sends `seg` towards end `to` of `conn`; a cut link resets the connection instead.
@@ -176,13 +176,14 @@ impl World<'_> {
 
     /// Both ends see the connection reset (now, and on their next call).
     pub(super) fn reset_conn(&mut self, conn: u64, why: &str) {
+        let base = self.cfg.ip_base;
         let Some(c) = self.conns.get_mut(&conn) else { return };
         if c.reset {
             return;
         }
         c.reset = true;
-        let node = c.addrs[0].0.wrapping_sub(crate::host::NODE_IP_BASE);
-        let peer = c.addrs[1].0.wrapping_sub(crate::host::NODE_IP_BASE);
+        let node = c.addrs[0].0.wrapping_sub(base);
+        let peer = c.addrs[1].0.wrapping_sub(base);
         let why = why.to_string();
         self.event(node, EventKind::Note, Some(peer), Some(conn), 2, || {
             format!("stream {conn} reset ({why})")
@@ -238,7 +239,7 @@ impl World<'_> {
             conn,
             Conn {
                 ends: [self.fds.id(node, fd), None],
-                addrs: [(node_ip(node), port_here), (node_ip(to), port)],
+                addrs: [(self.cfg.node_ip(node), port_here), (self.cfg.node_ip(to), port)],
                 v6: ip == LOOPBACK6,
                 inbox: [VecDeque::new(), VecDeque::new()],
                 unread: [0; 2],
@@ -253,7 +254,8 @@ impl World<'_> {
             s.stream = Some(Stream::Connecting(conn));
         }
         self.event(node, EventKind::Send, Some(to), Some(conn), 0, || {
-            let shown = if ip == LOOPBACK6 { "[::1]".to_string() } else { format_ip(node_ip(to)) };
+            let to_ip = self.cfg.node_ip(to);
+            let shown = if ip == LOOPBACK6 { "[::1]".to_string() } else { format_ip(to_ip) };
             format!("stream {conn} connect :{port_here} -> {shown}:{port}")
         });
         self.send_seg(conn, 1, Seg::Syn);
@@ -324,7 +326,7 @@ impl World<'_> {
         let peer = c.addrs[0];
         slot.addr_ip = if c.v6 { LOOPBACK6 } else { peer.0 };
         slot.addr_port = peer.1;
-        let from = peer.0.wrapping_sub(crate::host::NODE_IP_BASE);
+        let from = peer.0.wrapping_sub(self.cfg.ip_base);
         self.event(node, EventKind::Note, Some(from), Some(conn), 1, || {
             format!("stream {conn} accepted on fd {newfd}")
         });
@@ -523,8 +525,8 @@ impl World<'_> {
             }
             let Segment { conn, to, seg } = entry.remove();
             let Some(c) = self.conns.get(&conn) else { continue };
-            let to_node = c.addrs[to].0.wrapping_sub(crate::host::NODE_IP_BASE);
-            let from_node = c.addrs[1 - to].0.wrapping_sub(crate::host::NODE_IP_BASE);
+            let to_node = c.addrs[to].0.wrapping_sub(self.cfg.ip_base);
+            let from_node = c.addrs[1 - to].0.wrapping_sub(self.cfg.ip_base);
             match seg {
                 Seg::Syn => {
                     let port = c.addrs[1].1;
