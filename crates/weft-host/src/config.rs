@@ -235,8 +235,13 @@ impl HostConfig {
 
     /// The node whose address `ip` is, if any.
     pub fn node_at(&self, ip: u32) -> Option<u32> {
-        let n = ip.wrapping_sub(self.ip_base);
+        let n = self.node_index(ip);
         (ip >= self.ip_base && n < self.nodes).then_some(n)
+    }
+
+    /// The node at `ip`, a node's address (what a connection's ends hold).
+    pub(crate) fn node_index(&self, ip: u32) -> u32 {
+        ip.wrapping_sub(self.ip_base)
     }
 
     /// The addresses of the nodes `nodes`, comma-separated.

@@ -46,7 +46,7 @@ mod workdir;
 pub use cluster::{parse_bytes, parse_cpu_secs, Cluster, MAX_CLUSTER_FILE};
 pub use config::{join_args, split_args, Group, HostConfig, Limits, Netns, OnIdle, Users};
 pub use elf::{check_program, program_hash, unsupported_reason};
-pub use host::{format_ip, node_ip, virtual_pid, OutputLine, RunOutput, NODE_IP_BASE};
+pub use host::{format_ip, virtual_pid, OutputLine, RunOutput, NODE_IP_BASE};
 /// How many iterations each side of a hand-off spins before it sleeps (when the host and the
 /// processes run on different CPUs); public for the benchmark's transport floor.
 pub use proto::SPIN_ITERS;

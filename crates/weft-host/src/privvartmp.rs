@@ -10,8 +10,10 @@
 
 use crate::workdir::View;
 
-/// The run folder's subfolder that holds each node's `/var/tmp`.
-pub(crate) const FOLDER: &str = "var-tmp";
+/// Node `node`'s `/var/tmp` in the run folder `run` (real or as the view shows it).
+pub(crate) fn folder(run: &std::path::Path, node: u32) -> std::path::PathBuf {
+    run.join("var-tmp").join(format!("n{node}"))
+}
 
 /// Between fork and exec, after the view was bound (and bound again inside the node's `/tmp`):
 /// binds the node's folder over `/var/tmp`. True when the node has its own.

@@ -150,7 +150,6 @@ impl Target for ProcessTarget {
     }
 }
 
-/// The option naming the cluster, for error messages.
 /// The node addresses beginning at `first` for `nodes` nodes: node 0's address, or why not.
 /// Loopback ones (`127.0.0.0/8`, the default `127.1.0.1`) can never leave the machine; others
 /// (for programs that treat a loopback peer as themselves: OpenDHT, FRR's martian check) only
@@ -181,6 +180,7 @@ pub fn addresses(first: &str, nodes: u32, netns: Netns) -> Result<u32, &'static 
     Ok(base)
 }
 
+/// The option naming the cluster, for error messages.
 fn info_cluster(spec: &RunSpec) -> &str {
     spec.options.get("cluster").map(String::as_str).unwrap_or("(recorded)")
 }
@@ -397,6 +397,8 @@ impl Runner for ProcessRunner {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn node_addresses_are_checked() {
         let ok = |first: &str, nodes| super::addresses(first, nodes, crate::Netns::Auto);
@@ -414,8 +416,6 @@ mod tests {
             assert_eq!(ok("10.0.0.1", 3), Ok(u32::from_be_bytes([10, 0, 0, 1])));
         }
     }
-
-    use super::*;
 
     fn with(name: &str, value: &str) -> RunSpec {
         RunSpec {

@@ -37,7 +37,7 @@ pub(crate) struct View {
 impl View {
     pub(crate) fn new(real: &Path, at: &Path, node: u32) -> View {
         let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).unwrap_or_default();
-        let var_tmp = at.join(crate::privvartmp::FOLDER).join(format!("n{node}"));
+        let var_tmp = crate::privvartmp::folder(at, node);
         View {
             real: c(real),
             at: c(at),
@@ -108,7 +108,7 @@ pub(crate) fn claim(cfg: &HostConfig) -> io::Result<(HostConfig, RunDir)> {
     }
     for node in 0..cfg.nodes {
         std::fs::create_dir_all(dir.join(format!("n{node}"))).map_err(context)?;
-        let var_tmp = dir.join(crate::privvartmp::FOLDER).join(format!("n{node}"));
+        let var_tmp = crate::privvartmp::folder(&dir, node);
         std::fs::create_dir_all(&var_tmp).map_err(context)?;
         // As the machine's /var/tmp: anyone may make files there, only owners remove them.
         let sticky = std::os::unix::fs::PermissionsExt::from_mode(0o1777);

@@ -9,6 +9,13 @@ fn run(cfg: &weft_host::HostConfig) -> weft_host::RunOutput {
     weft_host::run_once(cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap()
 }
 
+/// The output lines of a passing calm run of `cfg` with decisions seeded by `seed`.
+fn seeded_lines(cfg: &weft_host::HostConfig, seed: u64) -> Vec<String> {
+    let mut d = Decisions::random(seed);
+    let out = weft_host::run_once(cfg, &Scenario::calm(), &mut d, &mut NullObserver).unwrap();
+    common::passing_lines(&out).iter().map(|s| s.to_string()).collect()
+}
+
 #[test]
 fn processes_get_their_own_network_namespace_where_available() {
     let cfg = common::config("netns", &[], 1);
@@ -130,14 +137,7 @@ fn the_stack_canary_and_at_random_come_from_the_seed() {
     let bin = common::compile("atrandom", &["-fstack-protector-all", "-pthread"]);
     let native = std::process::Command::new(&bin).output().expect("runs natively");
     let cfg = weft_host::HostConfig::new(bin, vec![], 1);
-    let go = |seed| {
-        let mut d = Decisions::random(seed);
-        let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver);
-        let out = out.unwrap();
-        let lines: Vec<String> =
-            common::passing_lines(&out).iter().map(|s| s.to_string()).collect();
-        lines
-    };
+    let go = |seed| seeded_lines(&cfg, seed);
     let a = go(1);
     assert_eq!(a[2..], ["thread's canary is main's 1", "child's canary is main's 1"], "{a:?}");
     assert_eq!(go(1), a, "one seed, one canary");
@@ -152,11 +152,7 @@ fn the_stack_canary_and_at_random_come_from_the_seed() {
 #[test]
 fn cxx_random_devices_draw_from_the_seed() {
     let cfg = weft_host::HostConfig::new(common::compile_cxx("randdev"), vec![], 1);
-    let go = |seed| {
-        let mut d = Decisions::random(seed);
-        let out = weft_host::run_once(&cfg, &Scenario::calm(), &mut d, &mut NullObserver);
-        common::passing_lines(&out.unwrap()).concat()
-    };
+    let go = |seed| seeded_lines(&cfg, seed).concat();
     let a = go(1);
     assert!(a.starts_with("random_device: "), "{a}");
     assert_eq!(go(1), a, "one seed, one draw");

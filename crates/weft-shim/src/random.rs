@@ -89,12 +89,13 @@ pub unsafe extern "C" fn getentropy(buf: *mut c_void, len: size_t) -> c_int {
 /// like the trap it replaces, no hand-off.
 #[no_mangle]
 pub unsafe extern "C" fn arc4random() -> u32 {
-    if let Some(_g) = Guard::enter() {
-        if active() {
-            return next_random() as u32;
-        }
-    }
-    real!(arc4random: fn() -> u32)()
+    draw32().unwrap_or_else(|| real!(arc4random: fn() -> u32)())
+}
+
+/// 32 bits of this process's stream when a program's own call is simulated (None: pass it on).
+fn draw32() -> Option<u32> {
+    let _g = Guard::enter()?;
+    active().then(|| next_random() as u32)
 }
 
 #[no_mangle]
@@ -134,23 +135,16 @@ pub unsafe extern "C" fn arc4random_uniform(upper: u32) -> u32 {
 /// source the device was opened on.
 #[no_mangle]
 pub unsafe extern "C" fn _ZNSt13random_device9_M_getvalEv(device: *mut c_void) -> c_uint {
-    if let Some(_g) = Guard::enter() {
-        if active() {
-            return next_random() as c_uint;
-        }
-    }
-    real!(_ZNSt13random_device9_M_getvalEv: fn(*mut c_void) -> c_uint)(device)
+    draw32().unwrap_or_else(|| {
+        real!(_ZNSt13random_device9_M_getvalEv: fn(*mut c_void) -> c_uint)(device)
+    })
 }
 
 /// The same draw for a device opened through the pre-C++11 string ABI.
 #[no_mangle]
 pub unsafe extern "C" fn _ZNSt13random_device16_M_getval_pretr1Ev(device: *mut c_void) -> c_uint {
-    if let Some(_g) = Guard::enter() {
-        if active() {
-            return next_random() as c_uint;
-        }
-    }
-    real!(_ZNSt13random_device16_M_getval_pretr1Ev: fn(*mut c_void) -> c_uint)(device)
+    let real = real!(_ZNSt13random_device16_M_getval_pretr1Ev: fn(*mut c_void) -> c_uint);
+    draw32().unwrap_or_else(|| real(device))
 }
 
 /// Bytes of deterministic randomness behind an opened `/dev/urandom` or `/dev/random`.

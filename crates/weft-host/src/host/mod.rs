@@ -110,10 +110,6 @@ pub fn virtual_pid(node: u32) -> u32 {
     1000 + node
 }
 
-pub fn node_ip(node: u32) -> u32 {
-    NODE_IP_BASE + node
-}
-
 pub fn format_ip(ip: u32) -> String {
     let b = ip.to_be_bytes();
     format!("{}.{}.{}.{}", b[0], b[1], b[2], b[3])

@@ -105,8 +105,7 @@ fn hash(bytes: &[u8]) -> u64 {
 
 impl World<'_> {
     fn conn_node(&self, conn: u64, end: usize) -> u32 {
-        let a = self.conns[&conn].addrs[end].0;
-        a.wrapping_sub(self.cfg.ip_base)
+        self.cfg.node_index(self.conns[&conn].addrs[end].0)
     }
 
     /// Sends `seg` towards end `to` of `conn`; a cut link resets the connection instead.
@@ -176,14 +175,13 @@ impl World<'_> {
 
     /// Both ends see the connection reset (now, and on their next call).
     pub(super) fn reset_conn(&mut self, conn: u64, why: &str) {
-        let base = self.cfg.ip_base;
+        let cfg = self.cfg;
         let Some(c) = self.conns.get_mut(&conn) else { return };
         if c.reset {
             return;
         }
         c.reset = true;
-        let node = c.addrs[0].0.wrapping_sub(base);
-        let peer = c.addrs[1].0.wrapping_sub(base);
+        let (node, peer) = (cfg.node_index(c.addrs[0].0), cfg.node_index(c.addrs[1].0));
         let why = why.to_string();
         self.event(node, EventKind::Note, Some(peer), Some(conn), 2, || {
             format!("stream {conn} reset ({why})")
@@ -326,7 +324,7 @@ impl World<'_> {
         let peer = c.addrs[0];
         slot.addr_ip = if c.v6 { LOOPBACK6 } else { peer.0 };
         slot.addr_port = peer.1;
-        let from = peer.0.wrapping_sub(self.cfg.ip_base);
+        let from = self.cfg.node_index(peer.0);
         self.event(node, EventKind::Note, Some(from), Some(conn), 1, || {
             format!("stream {conn} accepted on fd {newfd}")
         });
@@ -525,8 +523,8 @@ impl World<'_> {
             }
             let Segment { conn, to, seg } = entry.remove();
             let Some(c) = self.conns.get(&conn) else { continue };
-            let to_node = c.addrs[to].0.wrapping_sub(self.cfg.ip_base);
-            let from_node = c.addrs[1 - to].0.wrapping_sub(self.cfg.ip_base);
+            let to_node = self.cfg.node_index(c.addrs[to].0);
+            let from_node = self.cfg.node_index(c.addrs[1 - to].0);
             match seg {
                 Seg::Syn => {
                     let port = c.addrs[1].1;

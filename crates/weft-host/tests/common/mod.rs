@@ -27,14 +27,7 @@ fn compile_src(dir: &Path, name: &str, flags: &[&str]) -> PathBuf {
     let suffix: String =
         flags.iter().map(|f| f.trim_start_matches('-').replace(['=', '/'], "_")).collect();
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}{suffix}"));
-    let status = Command::new("cc")
-        .args(["-O1", "-Wall", "-o"])
-        .arg(&out)
-        .arg(&src)
-        .args(flags)
-        .status()
-        .expect("a C compiler (`cc`) is needed for these tests");
-    assert!(status.success(), "cc failed for {}", src.display());
+    build("cc", &src, &out, flags);
     cache.insert(key, out.clone());
     out
 }
@@ -43,14 +36,20 @@ fn compile_src(dir: &Path, name: &str, flags: &[&str]) -> PathBuf {
 pub fn compile_cxx(name: &str) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/{name}.cc"));
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let status = Command::new("g++")
-        .args(["-O1", "-Wall", "-o"])
-        .arg(&out)
-        .arg(&src)
-        .status()
-        .expect("a C++ compiler (`g++`) is needed for these tests");
-    assert!(status.success(), "g++ failed for {}", src.display());
+    build("g++", &src, &out, &[]);
     out
+}
+
+/// `compiler -O1 -Wall -o out src flags…`, which must succeed.
+fn build(compiler: &str, src: &Path, out: &Path, flags: &[&str]) {
+    let status = Command::new(compiler)
+        .args(["-O1", "-Wall", "-o"])
+        .arg(out)
+        .arg(src)
+        .args(flags)
+        .status()
+        .unwrap_or_else(|e| panic!("`{compiler}` is needed for these tests: {e}"));
+    assert!(status.success(), "{compiler} failed for {}", src.display());
 }
 
 pub fn config(name: &str, args: &[&str], nodes: u32) -> HostConfig {
