@@ -2,7 +2,8 @@
 //! natively and under the shim, and what the program observes must be the same line for line:
 //! copies made by `dup`, `dup2`, `dup3` and `fcntl(F_DUPFD*)` of UDP sockets, streams and epoll
 //! instances share one object that closes with its last copy; TCP and UDP have separate port
-//! spaces; `SO_REUSEADDR` and `SO_REUSEPORT` share ports as Linux does.
+//! spaces; `SO_REUSEADDR` and `SO_REUSEPORT` share ports as Linux does; sockets bound to one
+//! port on different addresses coexist, and traffic reaches the one bound to the address named.
 
 mod common;
 use std::process::Command;
@@ -46,4 +47,9 @@ fn stream_copies_close_with_the_last() {
 #[test]
 fn tcp_and_udp_ports_and_reuse_options() {
     parity("ports");
+}
+
+#[test]
+fn one_port_on_two_addresses_and_traffic_to_the_named_one() {
+    parity("addresses");
 }

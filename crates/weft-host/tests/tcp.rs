@@ -176,7 +176,7 @@ fn proc_net_tables_and_ss_show_the_nodes_simulated_sockets() {
     has("fd linkat: socket:[268435457]");
     has("/proc/net/tcp:    0: 00000000:115C 00000000:0000 0A 00000000:00000000 00:00000000 \
          00000000     0        0 268435457 1 0000000000000000 100 0 0 10 0");
-    has("/proc/net/tcp:    1: 0100017F:C000 0100017F:115C 01 00000000:00000000 00:00000000 \
+    has("/proc/net/tcp:    1: 0100007F:C000 0100007F:115C 01 00000000:00000000 00:00000000 \
          00000000     0        0 268435460 1 0000000000000000 20 4 0 10 -1");
     has("/proc/net/tcp6:    0: 00000000000000000000000000000000:115D \
          00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000     \
@@ -193,8 +193,8 @@ fn proc_net_tables_and_ss_show_the_nodes_simulated_sockets() {
     };
     let want = [
         format!("LISTEN 0 0 0.0.0.0:4444 0.0.0.0:* {}", holders(3, 20002)),
-        format!("ESTAB 0 0 127.1.0.1:49152 127.1.0.1:4444 {}", holders(6, 20002)),
-        format!("ESTAB 0 0 127.1.0.1:4444 127.1.0.1:49152 {}", holders(7, 20002)),
+        format!("ESTAB 0 0 127.0.0.1:49152 127.0.0.1:4444 {}", holders(6, 20002)),
+        format!("ESTAB 0 0 127.0.0.1:4444 127.0.0.1:49152 {}", holders(7, 20002)),
         format!("LISTEN 0 0 *:4445 *:* {}", holders(4, 20002)),
         format!("UNCONN 0 0 127.0.0.1:5353 0.0.0.0:* {}", holders(5, 20003)),
         format!("LISTEN 0 0 0.0.0.0:4444 0.0.0.0:* {}", holders(3, 20004)),
@@ -206,8 +206,8 @@ fn proc_net_tables_and_ss_show_the_nodes_simulated_sockets() {
         "socktable 1000 root 3u IPv4 268435457 0t0 TCP *:4444 (LISTEN)",
         "socktable 1000 root 4u IPv6 268435458 0t0 TCP *:4445 (LISTEN)",
         "socktable 1000 root 5u IPv4 268435459 0t0 UDP 127.0.0.1:5353",
-        "socktable 1000 root 6u IPv4 268435460 0t0 TCP 127.1.0.1:49152->127.1.0.1:4444 (ESTABLISHED)",
-        "socktable 1000 root 7u IPv4 268435461 0t0 TCP 127.1.0.1:4444->127.1.0.1:49152 (ESTABLISHED)",
+        "socktable 1000 root 6u IPv4 268435460 0t0 TCP 127.0.0.1:49152->127.0.0.1:4444 (ESTABLISHED)",
+        "socktable 1000 root 7u IPv4 268435461 0t0 TCP 127.0.0.1:4444->127.0.0.1:49152 (ESTABLISHED)",
     ];
     assert_eq!(lsof, want, "lsof -i of the program: each socket by the inode the tables show");
     assert_eq!(lines(2), seen, "the same from another seed");

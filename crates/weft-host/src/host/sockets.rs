@@ -54,6 +54,25 @@ fn shareable(reuse: u8, other: &Sock) -> bool {
     both & REUSE_PORT != 0 || (both & REUSE_ADDR != 0 && !other.listening())
 }
 
+/// Whether sockets bound to addresses `a` and `b` (0: any) overlap, so that one port cannot
+/// hold both unless they share it: either is the wildcard, or they are the same address.
+fn overlaps(a: u32, b: u32) -> bool {
+    a == 0 || b == 0 || a == b
+}
+
+/// The sockets among `users` that receive traffic to `dst` (the address its sender named):
+/// those bound to exactly `dst` if any, else those bound to any address — as Linux prefers
+/// the more specific socket.
+pub(super) fn receivers<'a>(
+    users: impl Iterator<Item = (ObjId, &'a Sock)>,
+    dst: u32,
+) -> Vec<(ObjId, u8)> {
+    let (exact, any): (Vec<_>, Vec<_>) =
+        users.filter(|(_, s)| s.bound == 0 || s.bound == dst).partition(|(_, s)| s.bound != 0);
+    let best = if exact.is_empty() { any } else { exact };
+    best.into_iter().map(|(id, s)| (id, s.reuse)).collect()
+}
+
 /// Which of the sockets sharing a port (`SO_REUSEPORT`/`SO_REUSEADDR`) receives what
 /// `from` sends: with `SO_REUSEPORT` set on all, a hash of the sender's address (one flow
 /// always reaches the same socket, as on Linux); otherwise the newest socket.
@@ -141,10 +160,13 @@ impl World<'_> {
         let (port, reuse, fresh) =
             (sock.port, sock.reuse, sock.stream == Some(stream::Stream::Fresh));
         // Another listener on the port clashes, unless both set SO_REUSEPORT.
+        let (spaces, bound) = (sock.spaces, sock.bound);
         let clash = |(other, s): (ObjId, &Sock)| {
-            other != id && s.listening() && reuse & s.reuse & REUSE_PORT == 0
+            other != id
+                && s.listening()
+                && overlaps(bound, s.bound)
+                && reuse & s.reuse & REUSE_PORT == 0
         };
-        let spaces = sock.spaces;
         if fresh && port != 0 && self.port_users(node, true, port, spaces).any(clash) {
             return Reply::Ret(-(libc::EADDRINUSE as i64));
         }
@@ -204,7 +226,7 @@ impl World<'_> {
 
     pub(super) fn op_connect(&mut self, c: Caller, slot: &mut Slot) -> Reply {
         let (node, fd) = (c.node, slot.args[0] as i32);
-        let ip = if slot.addr_ip == LOCALHOST { self.cfg.node_ip(node) } else { slot.addr_ip };
+        let ip = slot.addr_ip;
         if let Some(s) = self.fds.sock_mut(node, fd).filter(|s| s.port == 0) {
             s.spaces = slot.args[2] as u8;
         }
@@ -284,7 +306,9 @@ impl World<'_> {
         }
         let (stream, spaces) = (sock.stream.is_some(), sock.spaces);
         let port = if port == 0 { self.ephemeral(node, stream) } else { port };
-        let clash = |(other, s): (ObjId, &Sock)| other != id && !shareable(reuse, s);
+        let clash = |(other, s): (ObjId, &Sock)| {
+            other != id && overlaps(ip, s.bound) && !shareable(reuse, s)
+        };
         if self.port_users(node, stream, port, spaces).any(clash) {
             return -(libc::EADDRINUSE as i64);
         }
@@ -312,19 +336,24 @@ impl World<'_> {
         })
     }
 
-    /// The local address `fd`'s name reports: the node's for an IPv4 socket once bound (as
-    /// before IPv6 was simulated), and for an IPv6 one what it was bound to (`::`, `::1`) or
+    /// The local address `fd`'s name reports: the loopback when it talks to the node's own
+    /// loopback; for an IPv4 socket what it was bound to, the node's address when bound to any
+    /// (as before IPv6 was simulated); for an IPv6 one what it was bound to (`::`, `::1`) or
     /// the end of the connection it carries.
     fn local_ip(&self, node: u32, fd: i32, sock: &Sock) -> u32 {
         if sock.port == 0 {
             return 0;
         }
-        if sock.spaces & SPACE_V6 == 0 {
-            return self.cfg.node_ip(node);
-        }
         let peer = self.stream_peer(node, fd).or(sock.peer).map(|p| p.0);
+        if sock.spaces & SPACE_V6 == 0 {
+            return match (peer, sock.bound) {
+                (Some(LOCALHOST), _) => LOCALHOST,
+                (_, 0) => self.cfg.node_ip(node),
+                (_, bound) => bound,
+            };
+        }
         match peer {
-            Some(LOOPBACK6) => LOOPBACK6,
+            Some(ip @ (LOOPBACK6 | LOCALHOST)) => ip,
             Some(_) => self.cfg.node_ip(node),
             None if sock.bound == 0 || sock.bound == LOOPBACK6 => sock.bound,
             None => self.cfg.node_ip(node),
@@ -473,9 +502,8 @@ impl World<'_> {
                 h.finish()
             };
             let alive = self.procs.iter().any(|p| p.node == f.to && p.alive);
-            let users: Vec<(ObjId, u8)> = if alive {
-                let users = self.port_users(f.to, false, f.port, f.space);
-                users.map(|(id, s)| (id, s.reuse)).collect()
+            let users = if alive {
+                receivers(self.port_users(f.to, false, f.port, f.space), f.dgram.dst_ip)
             } else {
                 Vec::new()
             };

@@ -18,7 +18,7 @@
 
 use super::fds::ObjId;
 use super::{format_ip, Wait, World};
-use crate::proto::{Slot, LOOPBACK6, SPACE_V4, SPACE_V6};
+use crate::proto::{Slot, LOCALHOST, LOOPBACK6, SPACE_V4, SPACE_V6};
 use std::collections::VecDeque;
 use std::hash::Hasher;
 use weft_core::{EventKind, SimTime, StableHasher};
@@ -42,6 +42,16 @@ pub(super) enum Stream {
 pub(super) const STREAM_WINDOW: usize = 256 * 1024;
 
 impl Conn {
+    /// An end's address as the sockets see it: `::1` or `127.0.0.1` for a connection the node
+    /// made to its own loopback, the node's address otherwise.
+    fn shown(&self, (ip, port): (u32, u16)) -> (u32, u16) {
+        match self.named {
+            _ if self.v6 => (LOOPBACK6, port),
+            LOCALHOST => (LOCALHOST, port),
+            _ => (ip, port),
+        }
+    }
+
     /// How many more bytes end `end` may send before its window is full.
     fn room(&self, end: usize) -> usize {
         STREAM_WINDOW.saturating_sub(self.unread[1 - end])
@@ -58,6 +68,9 @@ pub(super) struct Conn {
     addrs: [(u32, u16); 2],
     /// Made to `::1`: each end sees the other as `::1` (IPv6 traffic on the node).
     v6: bool,
+    /// The address the connecting end named (`127.0.0.1`, `::1` or a node's), which picks
+    /// the listener: one bound to it, else one bound to any address.
+    named: u32,
     /// Bytes each end can read.
     inbox: [VecDeque<u8>; 2],
     /// Bytes sent towards each end and not yet read there (or dropped): the closed window.
@@ -239,6 +252,7 @@ impl World<'_> {
                 ends: [self.fds.id(node, fd), None],
                 addrs: [(self.cfg.node_ip(node), port_here), (self.cfg.node_ip(to), port)],
                 v6: ip == LOOPBACK6,
+                named: ip,
                 inbox: [VecDeque::new(), VecDeque::new()],
                 unread: [0; 2],
                 eof: [false; 2],
@@ -322,8 +336,7 @@ impl World<'_> {
         let c = self.conns.get_mut(&conn).expect("pending connection");
         c.ends[1] = Some(id);
         let peer = c.addrs[0];
-        slot.addr_ip = if c.v6 { LOOPBACK6 } else { peer.0 };
-        slot.addr_port = peer.1;
+        (slot.addr_ip, slot.addr_port) = c.shown(peer);
         let from = self.cfg.node_index(peer.0);
         self.event(node, EventKind::Note, Some(from), Some(conn), 1, || {
             format!("stream {conn} accepted on fd {newfd}")
@@ -462,8 +475,7 @@ impl World<'_> {
     pub(super) fn stream_peer(&self, node: u32, fd: i32) -> Option<(u32, u16)> {
         let (conn, end) = self.my_conn(node, fd)?;
         let c = &self.conns[&conn];
-        let (ip, port) = c.addrs[1 - end];
-        Some((if c.v6 { LOOPBACK6 } else { ip }, port))
+        Some(c.shown(c.addrs[1 - end]))
     }
 
     /// Connection `conn` as socket `id`'s end sees it: (local, remote, Linux's `TCP_*` state),
@@ -471,14 +483,13 @@ impl World<'_> {
     pub(super) fn conn_view(&self, conn: u64, id: ObjId) -> Option<SockRow> {
         let c = self.conns.get(&conn).filter(|c| !c.reset)?;
         let end = usize::from(c.ends[1] == Some(id));
-        let shown = |(ip, port): (u32, u16)| (if c.v6 { LOOPBACK6 } else { ip }, port);
         let state = match (c.eof[end], c.shut[end]) {
             (false, false) => 1, // ESTABLISHED
             (false, true) => 5,  // FIN_WAIT2
             (true, false) => 8,  // CLOSE_WAIT
             (true, true) => 9,   // LAST_ACK
         };
-        Some((shown(c.addrs[end]), shown(c.addrs[1 - end]), state))
+        Some((c.shown(c.addrs[end]), c.shown(c.addrs[1 - end]), state))
     }
 
     /// poll() readiness of a stream socket.
@@ -529,10 +540,10 @@ impl World<'_> {
                 Seg::Syn => {
                     let port = c.addrs[1].1;
                     let alive = self.procs.iter().any(|p| p.node == to_node && p.alive);
-                    let listeners: Vec<(ObjId, u8)> = if alive {
+                    let listeners = if alive {
                         let space = if c.v6 { SPACE_V6 } else { SPACE_V4 };
                         let users = self.port_users(to_node, true, port, space);
-                        users.filter(|(_, s)| s.listening()).map(|(id, s)| (id, s.reuse)).collect()
+                        super::sockets::receivers(users.filter(|(_, s)| s.listening()), c.named)
                     } else {
                         Vec::new()
                     };

@@ -1,5 +1,6 @@
 /* Descriptors as on Linux: copies made by dup, dup2, dup3 and fcntl(F_DUPFD*) of sockets and
- * epoll instances, separate TCP and UDP port spaces, SO_REUSEADDR and SO_REUSEPORT. Prints
+ * epoll instances, separate TCP and UDP port spaces, SO_REUSEADDR and SO_REUSEPORT, one port
+ * on several addresses. Prints
  * only what must be the same natively and under the shim (no fd numbers, ports or times).
  * usage: descriptors SCENARIO */
 #define _GNU_SOURCE
@@ -228,6 +229,87 @@ static void ports(void) {
     close(q2);
 }
 
+/* A socket of `type` with SO_REUSEADDR as asked, bound to ip:port; -1 with errno on failure. */
+static int bound_at(int type, const char *ip, int port, int reuseaddr) {
+    int fd = socket(AF_INET, type, 0), one = 1;
+    if (reuseaddr) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in a = loopback((unsigned short)port);
+    inet_pton(AF_INET, ip, &a.sin_addr);
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+static void send_at(int from, const char *ip, int port, const char *msg) {
+    struct sockaddr_in a = loopback((unsigned short)port);
+    inet_pton(AF_INET, ip, &a.sin_addr);
+    sendto(from, msg, strlen(msg), 0, (struct sockaddr *)&a, sizeof a);
+}
+
+static int name_is(int fd, const char *ip, int peer) {
+    struct sockaddr_in a;
+    socklen_t l = sizeof a;
+    char s[INET_ADDRSTRLEN] = "";
+    if ((peer ? getpeername : getsockname)(fd, (struct sockaddr *)&a, &l) != 0) return 0;
+    inet_ntop(AF_INET, &a.sin_addr, s, sizeof s);
+    return !strcmp(s, ip);
+}
+
+/* One port on two addresses of the node (127.0.0.1 and 127.1.0.1, node 0's under weft): what
+ * Kea and ntpd do, one socket per address; traffic goes to the socket bound to the address
+ * its sender named, else to the one bound to any. */
+static void addresses(void) {
+    const char *lo = "127.0.0.1", *own = "127.1.0.1";
+    int a = bound_at(SOCK_DGRAM, lo, 0, 0), p = port_of(a);
+    int b = bound_at(SOCK_DGRAM, own, p, 0);
+    say("UDP: one port on two addresses", b >= 0);
+    say("UDP: the wildcard beside them EADDRINUSE",
+        bound_at(SOCK_DGRAM, "0.0.0.0", p, 0) < 0 && errno == EADDRINUSE);
+    say("UDP: the same address again EADDRINUSE", bound_at(SOCK_DGRAM, lo, p, 0) < 0 && errno == EADDRINUSE);
+    say("names report the bound address", name_is(a, lo, 0) && name_is(b, own, 0));
+    int sender = bound(SOCK_DGRAM, 0, 0, 0);
+    send_at(sender, own, p, "to own");
+    expect(b, "to own");
+    send_at(sender, lo, p, "to lo");
+    expect(a, "to lo");
+    usleep(20000);
+    say("each reached one socket", !readable(a) && !readable(b));
+    close(a);
+    close(b);
+
+    int w = bound_at(SOCK_DGRAM, "0.0.0.0", 0, 1), q = port_of(w);
+    int s = bound_at(SOCK_DGRAM, lo, q, 1);
+    say("UDP SO_REUSEADDR: wildcard and a specific address", s >= 0);
+    send_at(sender, lo, q, "specific");
+    expect(s, "specific");
+    send_at(sender, own, q, "wildcard");
+    expect(w, "wildcard");
+    close(w);
+    close(s);
+    close(sender);
+
+    int t1 = bound_at(SOCK_STREAM, lo, 0, 0), r = port_of(t1);
+    int t2 = bound_at(SOCK_STREAM, own, r, 0);
+    say("TCP: one port on two addresses, both listen", t2 >= 0 && listen(t1, 8) == 0 && listen(t2, 8) == 0);
+    say("TCP: the wildcard beside them EADDRINUSE",
+        bound_at(SOCK_STREAM, "0.0.0.0", r, 0) < 0 && errno == EADDRINUSE);
+    int c = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in to = loopback((unsigned short)r);
+    say("connect to 127.0.0.1", connect(c, (struct sockaddr *)&to, sizeof to) == 0);
+    usleep(20000);
+    say("only its listener has it", readable(t1) && !readable(t2));
+    int got = accept(t1, NULL, NULL);
+    say("both ends are 127.0.0.1", name_is(got, lo, 1) && name_is(got, lo, 0) && name_is(c, lo, 0));
+    close(got);
+    close(c);
+    close(t1);
+    close(t2);
+}
+
 int main(int argc, char **argv) {
     const char *s = argc > 1 ? argv[1] : "";
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -236,6 +318,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(s, "epoll")) epoll_copies();
     else if (!strcmp(s, "stream")) stream_copies();
     else if (!strcmp(s, "ports")) ports();
+    else if (!strcmp(s, "addresses")) addresses();
     else {
         fprintf(stderr, "unknown scenario %s\n", s);
         return 2;
