@@ -289,3 +289,23 @@ fn advisory_locks_between_processes_match_native() {
         assert!(!dir.exists(), "nothing real is written");
     }
 }
+
+/// A restarted node's process gets a fresh pid, as from the kernel: the pid file its crashed
+/// incarnation left names no live process, so a daemon's `kill(pid, 0)` check lets it start
+/// (both incarnations had been `1000 + id`: Kea and chronyd said "already running" and quit).
+#[test]
+fn a_restarted_node_does_not_find_itself_in_its_stale_pid_file() {
+    let mut restarted = 0;
+    for seed in 1..=4 {
+        let (out, _) = on_disk("pidfile", &format!("pidfile-{seed}"), &[], &one_crash(), seed);
+        let lines: Vec<&str> = out.lines.iter().map(|l| l.text.as_str()).collect();
+        assert!(!lines.iter().any(|l| l.starts_with("already running")), "seed {seed}: {lines:?}");
+        let ups: Vec<&&str> = lines.iter().filter(|l| l.starts_with("up as ")).collect();
+        if ups.len() == 2 {
+            restarted += 1;
+            assert!(lines.contains(&"found pid file 1000"), "seed {seed}: {lines:?}");
+            assert_ne!(ups[0], ups[1], "seed {seed}: a fresh pid after the restart");
+        }
+    }
+    assert!(restarted > 0, "no seed of four crashed the node while it ran");
+}

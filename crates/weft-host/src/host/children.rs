@@ -10,8 +10,9 @@
 use super::*;
 use std::os::fd::FromRawFd;
 
-/// Virtual pids of forked children: `CHILD_PID_BASE + ` the process's index in the run (the
-/// same in every run; above the nodes' `1000 + id` and the threads' `10000 + slot`).
+/// Virtual pids of forked children and restarted nodes: `CHILD_PID_BASE + ` the process's
+/// index in the run (the same in every run; above the nodes' `1000 + id` and the threads'
+/// `10000 + slot`).
 const CHILD_PID_BASE: u32 = 20_000;
 
 impl World<'_> {
@@ -53,13 +54,18 @@ impl World<'_> {
         Reply::Settled
     }
 
+    /// A virtual pid no process of the run has had: from the process's index in the run.
+    pub(super) fn fresh_pid(&self) -> u32 {
+        CHILD_PID_BASE + self.procs.len() as u32
+    }
+
     pub(super) fn op_fork(&mut self, c: Caller, slot: &mut Slot) -> Reply {
         let Some(k) = self.free_slot() else { return Reply::Ret(-(libc::EAGAIN as i64)) };
         let Ok(out) = self.procs[c.p].out.try_clone() else {
             return Reply::Ret(-(libc::EAGAIN as i64));
         };
         self.region.reset_slot(k);
-        let vpid = CHILD_PID_BASE + self.procs.len() as u32;
+        let vpid = self.fresh_pid();
         self.procs.push(Proc {
             node: c.node,
             pid: 0,

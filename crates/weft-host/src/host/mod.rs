@@ -105,7 +105,8 @@ pub use crate::proto::NODE_IP_BASE;
 /// Real-time bound on one hand-off (a program in a busy loop with no intercepted call).
 const WALL_STALL_SECS: u64 = 20;
 
-/// What `getpid()` answers in node `node`'s process (in every run, and after a restart).
+/// What `getpid()` answers in node `node`'s process when it first starts (in every run); a
+/// restarted node's process gets a fresh one, as from the kernel.
 pub fn virtual_pid(node: u32) -> u32 {
     1000 + node
 }

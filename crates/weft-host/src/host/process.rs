@@ -4,11 +4,25 @@
 use super::*;
 
 impl World<'_> {
+    /// The virtual pid of node `node`'s process as it starts now: [`virtual_pid`] the first
+    /// time, a fresh one after a restart (as the kernel gives; a pid file left by the crashed
+    /// incarnation then names no live process, so `kill(pid, 0)` says ESRCH).
+    fn incarnation_pid(&self, node: u32) -> u32 {
+        let first = virtual_pid(node);
+        let started = self.procs.iter().any(|p| p.node == node && p.vpid == first);
+        if started {
+            self.fresh_pid()
+        } else {
+            first
+        }
+    }
+
     /// Spawns node `node` and waits for its hello (the process then waits for the baton).
     pub(super) fn start(&mut self, node: u32) -> io::Result<()> {
         let slot = node as usize;
         self.region.reset_slot(slot);
         let launch = self.cfg.launch(node);
+        let vpid = self.incarnation_pid(node);
         let spawned = spawn::spawn(&SpawnSpec {
             launch: &launch,
             shim: self.shim,
@@ -23,7 +37,7 @@ impl World<'_> {
         self.procs.push(Proc {
             node,
             pid: spawned.pid,
-            vpid: virtual_pid(node),
+            vpid,
             out: spawned.out,
             partial: Vec::new(),
             alive: true,
