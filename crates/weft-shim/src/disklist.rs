@@ -1,11 +1,12 @@
 //! Listing data directories: `opendir`/`fdopendir`/`readdir`/`readdir64`/`rewinddir`/
 //! `closedir`/`dirfd` on a pool of `DIR` handles the shim owns (no allocation in hooks), and
 //! `getdents64`, both reading `linux_dirent64` records the host builds from its disk model;
-//! the same calls on `/proc` itself list the node's processes ([`crate::procpids::list`]).
-//! `telldir`, `seekdir`, `readdir_r` and `scandir` on one are refused by name.
+//! the same calls on `/proc` itself list the node's processes ([`crate::procpids::list`]);
+//! `readdir_r` and `readdir64_r` read the same records ([`crate::scandir`] lists through
+//! these handles too). `telldir` and `seekdir` on one are refused by name.
 
 use crate::datadir::{disk_io, disk_path, lseek_disk, request, try_open};
-use crate::diskcalls::{is_data, refuse};
+use crate::diskcalls::refuse;
 use crate::prelude::*;
 use core::cell::UnsafeCell;
 
@@ -62,17 +63,31 @@ fn new_listing(fd: c_int, proc: bool) -> *mut libc::DIR {
     (h as *mut DirHandle).cast()
 }
 
+/// A listing the shim owns of `path` (from `dirfd`) if it is a data directory or `/proc`
+/// itself: the handle, or null with errno set; None for any other directory. The caller holds
+/// the guard and the run is active.
+///
+/// # Safety
+/// `path` is null or a NUL-terminated string.
+pub(crate) unsafe fn open_ours(dirfd: c_int, path: *const c_char) -> Option<*mut libc::DIR> {
+    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC;
+    if let Some(fd) = try_open(dirfd, path, flags) {
+        return Some(if fd < 0 { ptr::null_mut() } else { new_handle(fd) });
+    }
+    let absolute = !path.is_null() && *path == b'/' as c_char;
+    if (dirfd == libc::AT_FDCWD || absolute) && crate::procpids::is_proc_root_path(path) {
+        let fd = sys::raw(libc::SYS_open, [path as i64, flags as i64, 0, 0, 0, 0]);
+        return Some(if fd < 0 { ptr::null_mut() } else { new_listing(fd as c_int, true) });
+    }
+    None
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn opendir(path: *const c_char) -> *mut libc::DIR {
     if let Some(_g) = Guard::enter() {
         if active() {
-            let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC;
-            if let Some(fd) = try_open(libc::AT_FDCWD, path, flags) {
-                return if fd < 0 { ptr::null_mut() } else { new_handle(fd) };
-            }
-            if crate::procpids::is_proc_root_path(path) {
-                let fd = sys::raw(libc::SYS_open, [path as i64, flags as i64, 0, 0, 0, 0]);
-                return if fd < 0 { ptr::null_mut() } else { new_listing(fd as c_int, true) };
+            if let Some(dirp) = open_ours(libc::AT_FDCWD, path) {
+                return dirp;
             }
         }
     }
@@ -200,7 +215,7 @@ pub unsafe extern "C" fn readdir_r(
     result: *mut *mut libc::dirent,
 ) -> c_int {
     if ours(dirp).is_some() {
-        refuse(b"readdir_r on a data-directory listing is not modelled");
+        return next_into(dirp, entry.cast(), result.cast());
     }
     real!(readdir_r: fn(*mut libc::DIR, *mut libc::dirent, *mut *mut libc::dirent) -> c_int)(
         dirp, entry, result,
@@ -208,20 +223,31 @@ pub unsafe extern "C" fn readdir_r(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn scandir(
-    path: *const c_char,
-    list: *mut c_void,
-    filter: *const c_void,
-    cmp: *const c_void,
+pub unsafe extern "C" fn readdir64_r(
+    dirp: *mut libc::DIR,
+    entry: *mut libc::dirent64,
+    result: *mut *mut libc::dirent64,
 ) -> c_int {
-    if let Some(_g) = Guard::enter() {
-        if active() && is_data(libc::AT_FDCWD, path) {
-            refuse(b"scandir of a data directory is not modelled (use opendir/readdir)");
-        }
+    if ours(dirp).is_some() {
+        return next_into(dirp, entry.cast(), result.cast());
     }
-    real!(scandir: fn(*const c_char, *mut c_void, *const c_void, *const c_void) -> c_int)(
-        path, list, filter, cmp,
+    real!(readdir64_r: fn(*mut libc::DIR, *mut libc::dirent64, *mut *mut libc::dirent64) -> c_int)(
+        dirp, entry, result,
     )
+}
+
+/// `readdir_r` on one of ours: the next record copied into `entry` (at most a `dirent`'s
+/// size), `*result` set to it, or to null at the end.
+unsafe fn next_into(dirp: *mut libc::DIR, entry: *mut u8, result: *mut *mut u8) -> c_int {
+    let e = readdir64(dirp);
+    if e.is_null() {
+        *result = ptr::null_mut();
+        return 0;
+    }
+    let len = ((*e).d_reclen as usize).min(core::mem::size_of::<libc::dirent64>());
+    ptr::copy_nonoverlapping(e.cast::<u8>(), entry, len);
+    *result = entry;
+    0
 }
 
 #[no_mangle]

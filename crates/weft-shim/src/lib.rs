@@ -91,6 +91,7 @@ mod procfs;
 mod procpids;
 mod random;
 mod rawcalls;
+mod scandir;
 mod sendfile;
 mod sharedkeys;
 mod sigcompat;

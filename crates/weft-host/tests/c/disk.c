@@ -115,6 +115,34 @@ static void getdents_list(const char *name) {
     printf("\n");
 }
 
+static int not_dot(const struct dirent *e) { return e->d_name[0] != '.'; }
+
+static void print_scanned(const char *how, const char *name, struct dirent **v, int n) {
+    printf("%s %s: %d", how, name, n);
+    for (int i = 0; i < n; i++) {
+        printf(" %s:%c", v[i]->d_name, v[i]->d_type == DT_DIR ? 'd' : v[i]->d_type == DT_REG ? 'f' : '?');
+        free(v[i]);
+    }
+    if (n >= 0) free(v);
+    printf("\n");
+}
+
+/* scandir (filtered, sorted by alphasort), scandirat from an open directory, and readdir_r:
+ * glibc's scandir reads through its own internal readdir. */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations" /* readdir_r, still in use */
+static void scanned(const char *name, int dfd) {
+    struct dirent **v = NULL;
+    print_scanned("scandir", name, v, scandir(P(name), &v, not_dot, alphasort));
+    print_scanned("scandir missing", name, v, scandir(P("nope"), &v, NULL, NULL));
+    if (dfd >= 0) print_scanned("scandirat", name, v, scandirat(dfd, name, &v, not_dot, alphasort));
+    DIR *d = opendir(P(name));
+    struct dirent entry, *e;
+    int n = 0;
+    while (d && readdir_r(d, &entry, &e) == 0 && e) n += e->d_name[0] != '.';
+    if (d) closedir(d);
+    printf("readdir_r %s: %d not dot\n", name, n);
+}
+
 /* stdio on the directory's files: fopen in every mode, buffered writes flushed and synced
  * through fileno, seeks, line reads, fdopen, and a missing file. */
 static void stdio(void) {
@@ -315,6 +343,8 @@ int main(int argc, char **argv) {
     list(".");
     list("d");
     getdents_list(".");
+    scanned(".", dfd);
+    scanned("d", dfd);
 
     say("unlink e", unlink(P("e")));
     say("unlink e again", unlink(P("e")));
