@@ -148,11 +148,13 @@ fn crashes_bad_exits_hangs_and_deadlocks_are_outcomes() {
         let out = run(&cfg, &Scenario::calm(), 1);
         assert_eq!(common::passing_lines(&out), [&format!("mode {mode}"), line]);
     }
-    // The refusal names the socket type and protocol asked, so a user knows what met it.
+    // The refusal names the process (command and virtual pid: a node may run many) and the
+    // socket type and protocol asked, so a user knows what met it.
     let raw = kind("raw");
     assert!(
         matches!(&raw, Outcome::Unsupported { detail }
-            if detail.contains("socket(AF_INET, SOCK_RAW, protocol 1)")),
+            if detail.starts_with("node 0 (crash, pid 1000): ")
+                && detail.contains("socket(AF_INET, SOCK_RAW, protocol 1)")),
         "{raw:?}"
     );
     let packet = kind("packet");

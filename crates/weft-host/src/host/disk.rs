@@ -164,7 +164,7 @@ impl World<'_> {
 
     /// Ends the run: the program made a disk call the model cannot serve.
     pub(super) fn disk_unsupported(&mut self, c: Caller, what: &str) -> Reply {
-        let detail = format!("node {}: {what}", c.node);
+        let detail = format!("{}: {what}", self.who(c.p));
         let w = what.to_string();
         // Hashed without the run's folder (it differs between parallel runs).
         let mut rel = w.clone();

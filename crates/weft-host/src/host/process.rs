@@ -33,6 +33,7 @@ impl World<'_> {
             all_users: self.all_users,
             ip: self.cfg.node_ip(node),
             hosts: self.hosts.as_ref(),
+            ld_cache: self.ld_cache.as_ref(),
         })?;
         self.procs.push(Proc {
             node,
@@ -331,12 +332,25 @@ impl World<'_> {
         Reply::Settled
     }
 
+    /// Process `p` for a report: its node, its command name (the kernel's `comm`, which an
+    /// exec changes) and its virtual pid — in a node of many processes, which one it was.
+    pub(super) fn who(&self, p: usize) -> String {
+        let proc = &self.procs[p];
+        let comm = std::fs::read_to_string(format!("/proc/{}/comm", proc.pid));
+        match comm.as_deref().map(str::trim_end) {
+            Ok(name) if !name.is_empty() => {
+                format!("node {} ({name}, pid {})", proc.node, proc.vpid)
+            }
+            _ => format!("node {} (pid {})", proc.node, proc.vpid),
+        }
+    }
+
     /// The shim met a call it cannot simulate: the run ends `Unsupported`, naming it.
     pub(super) fn op_unsupported(&mut self, c: Caller, slot: &mut Slot) -> Reply {
         let node = c.node;
         let len = (slot.len as usize).min(DATA_MAX);
         let what = String::from_utf8_lossy(&slot.data[..len]).into_owned();
-        let detail = format!("node {node}: {what}");
+        let detail = format!("{}: {what}", self.who(c.p));
         self.event(node, EventKind::Note, None, None, slot.args[0] as u64, || {
             format!("unsupported: {what}")
         });
