@@ -34,6 +34,7 @@ mod elf;
 mod host;
 mod hostsfile;
 mod idmap;
+mod ldcache;
 mod privrun;
 mod privtmp;
 mod privvartmp;

@@ -38,6 +38,8 @@ pub(crate) struct SpawnSpec<'a> {
     pub(crate) ip: u32,
     /// The run's hosts file, bound over `/etc/hosts` in the node's mount namespace.
     pub(crate) hosts: Option<&'a std::ffi::CString>,
+    /// The padded loader cache (`ldcache`), bound over `/etc/ld.so.cache` there.
+    pub(crate) ld_cache: Option<&'a std::ffi::CString>,
 }
 
 fn env_name(bytes: &[u8]) -> &str {
@@ -402,6 +404,7 @@ pub(crate) fn spawn(spec: &SpawnSpec<'_>) -> io::Result<Spawned> {
     let netns = spec.netns;
     let view = launch.view.clone().filter(|_| netns);
     let hosts = spec.hosts.cloned();
+    let ld_cache = spec.ld_cache.cloned();
     let limits = launch.limits;
     // SAFETY: the closure runs between fork and exec and calls only async-signal-safe
     // functions (unshare, mount, chdir, open/write/close, sched_setaffinity, personality, prctl, dup2,
@@ -423,6 +426,9 @@ pub(crate) fn spawn(spec: &SpawnSpec<'_>) -> io::Result<Spawned> {
             }
             if netns {
                 crate::privrun::mount_private_run();
+                if let Some(file) = &ld_cache {
+                    crate::ldcache::bind(file);
+                }
                 if let Some(file) = &hosts {
                     crate::hostsfile::bind(file);
                 }

@@ -265,6 +265,23 @@ fn nodes_can_have_addresses_outside_loopback() {
     assert!(text.contains("n1 | 10.9.0.2/32\n"), "{text}");
 }
 
+/// The loader's cache a node sees is the machine's padded to a fixed size, so where the
+/// loader maps libraries does not depend on how many the machine has installed (installing
+/// unrelated packages moved the Redis goldens' traces); programs still find their libraries.
+#[test]
+fn the_loaders_cache_has_a_machine_independent_size() {
+    if !weft_host::netns_available() || !std::path::Path::new("/etc/ld.so.cache").exists() {
+        return; // no mount namespace (or no cache): the machine's
+    }
+    let script = "stat -c %s /etc/ld.so.cache; python3 -c 'import ssl; print(\"ssl loads\")'";
+    let cfg = weft_host::HostConfig::new("/bin/sh", vec!["-c".into(), script.into()], 1);
+    let out = run(&cfg);
+    assert_eq!(out.report.outcome, Outcome::Pass, "{}", out.render());
+    let real = std::fs::metadata("/etc/ld.so.cache").unwrap().len();
+    let size = real.div_ceil(1 << 20).max(1) << 20;
+    assert_eq!(common::passing_lines(&out), [size.to_string().as_str(), "ssl loads"]);
+}
+
 /// Every node's name (`n<id>`, its host name) resolves to the address other nodes reach it at,
 /// for every node, through the ordinary `/etc/hosts` lookup (Erlang's `-sname`, Java's
 /// `getLocalHost` and squid look up their own name).

@@ -243,6 +243,8 @@ pub(crate) struct World<'a> {
     all_users: bool,
     /// The run's hosts file (`hostsfile`), with a name for every node.
     hosts: Option<std::ffi::CString>,
+    /// The loader's cache at a machine-independent size (`ldcache`).
+    ld_cache: Option<std::ffi::CString>,
     /// Descriptors being passed between processes (`passing`).
     passing: passing::Passing,
     /// The real time the run began ([`real_now_ns`]), which every process's hello gets.
@@ -365,6 +367,7 @@ pub(crate) fn run(
         netns,
         all_users,
         hosts: netns.then(|| crate::hostsfile::prepare(cfg)).flatten(),
+        ld_cache: netns.then(crate::ldcache::prepare).flatten(),
         passing: Default::default(),
         started,
     };
