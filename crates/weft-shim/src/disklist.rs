@@ -3,7 +3,7 @@
 //! `getdents64`, both reading `linux_dirent64` records the host builds from its disk model;
 //! the same calls on `/proc` itself list the node's processes ([`crate::procpids::list`]);
 //! `readdir_r` and `readdir64_r` read the same records ([`crate::scandir`] lists through
-//! these handles too). `telldir` and `seekdir` on one are refused by name.
+//! these handles too); `telldir`/`seekdir` positions count records from the start.
 
 use crate::datadir::{disk_io, disk_path, lseek_disk, request, try_open};
 use crate::diskcalls::refuse;
@@ -23,14 +23,17 @@ struct DirHandle {
     proc: bool,
     len: usize,
     pos: usize,
+    /// Records handed out since the start (or a rewind): what `telldir` answers.
+    read: usize,
 }
 
 struct Handles(UnsafeCell<[DirHandle; HANDLES]>);
 // SAFETY: only the thread holding the baton runs program code, so one thread at a time.
 unsafe impl Sync for Handles {}
 static DIRP: Handles = Handles(UnsafeCell::new(
-    [const { DirHandle { buf: [0; LIST_BUF], fd: -1, used: false, proc: false, len: 0, pos: 0 } };
-        HANDLES],
+    [const {
+        DirHandle { buf: [0; LIST_BUF], fd: -1, used: false, proc: false, len: 0, pos: 0, read: 0 }
+    }; HANDLES],
 ));
 
 /// The handle `dirp` is, if it is one of ours.
@@ -60,6 +63,7 @@ fn new_listing(fd: c_int, proc: bool) -> *mut libc::DIR {
     h.fd = fd;
     h.len = 0;
     h.pos = 0;
+    h.read = 0;
     (h as *mut DirHandle).cast()
 }
 
@@ -131,6 +135,7 @@ fn next_record(h: &mut DirHandle) -> *mut c_void {
     let at = h.pos;
     let reclen = u16::from_ne_bytes([h.buf[at + 16], h.buf[at + 17]]) as usize;
     h.pos += reclen.max(24);
+    h.read += 1;
     h.buf[at..].as_mut_ptr().cast()
 }
 
@@ -173,18 +178,25 @@ pub unsafe extern "C" fn dirfd(dirp: *mut libc::DIR) -> c_int {
     real!(dirfd: fn(*mut libc::DIR) -> c_int)(dirp)
 }
 
+/// Back to the first record of `h`. The caller holds the guard.
+fn rewind(h: &mut DirHandle) {
+    if h.proc {
+        // SAFETY: `h.fd` is open on `/proc`.
+        unsafe { sys::raw(libc::SYS_lseek, [h.fd as i64, 0, libc::SEEK_SET as i64, 0, 0, 0]) };
+    } else {
+        lseek_disk(h.fd, 0, libc::SEEK_SET);
+    }
+    h.len = 0;
+    h.pos = 0;
+    h.read = 0;
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn rewinddir(dirp: *mut libc::DIR) {
     if let Some(h) = ours(dirp) {
         if let Some(_g) = Guard::enter() {
             if active() {
-                if h.proc {
-                    sys::raw(libc::SYS_lseek, [h.fd as i64, 0, libc::SEEK_SET as i64, 0, 0, 0]);
-                } else {
-                    lseek_disk(h.fd, 0, libc::SEEK_SET);
-                }
-                h.len = 0;
-                h.pos = 0;
+                rewind(h);
             }
         }
         return;
@@ -192,18 +204,26 @@ pub unsafe extern "C" fn rewinddir(dirp: *mut libc::DIR) {
     real!(rewinddir: fn(*mut libc::DIR) -> ())(dirp)
 }
 
+/// On one of ours, a position is the number of records read before it (listings are made
+/// afresh from the model, in its order, so counting again from the start finds it).
 #[no_mangle]
 pub unsafe extern "C" fn telldir(dirp: *mut libc::DIR) -> c_long {
-    if ours(dirp).is_some() {
-        refuse(b"telldir on a data-directory listing is not modelled");
+    if let Some(h) = ours(dirp) {
+        return h.read as c_long;
     }
     real!(telldir: fn(*mut libc::DIR) -> c_long)(dirp)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn seekdir(dirp: *mut libc::DIR, at: c_long) {
-    if ours(dirp).is_some() {
-        refuse(b"seekdir on a data-directory listing is not modelled");
+    if let Some(h) = ours(dirp) {
+        if let Some(_g) = Guard::enter() {
+            if active() {
+                rewind(h);
+                while (h.read as c_long) < at && !next_record(h).is_null() {}
+            }
+        }
+        return;
     }
     real!(seekdir: fn(*mut libc::DIR, c_long) -> ())(dirp, at)
 }

@@ -127,7 +127,8 @@ static void print_scanned(const char *how, const char *name, struct dirent **v, 
     printf("\n");
 }
 
-/* scandir (filtered, sorted by alphasort), scandirat from an open directory, and readdir_r:
+/* scandir (filtered, sorted by alphasort), scandirat from an open directory, readdir_r, and
+ * telldir/seekdir back to an entry after the listing's end:
  * glibc's scandir reads through its own internal readdir. */
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations" /* readdir_r, still in use */
 static void scanned(const char *name, int dfd) {
@@ -141,6 +142,17 @@ static void scanned(const char *name, int dfd) {
     while (d && readdir_r(d, &entry, &e) == 0 && e) n += e->d_name[0] != '.';
     if (d) closedir(d);
     printf("readdir_r %s: %d not dot\n", name, n);
+    d = opendir(P(name));
+    readdir(d);
+    long at = telldir(d);
+    struct dirent *next = readdir(d);
+    char want[256] = "";
+    if (next) snprintf(want, sizeof want, "%s", next->d_name);
+    while (readdir(d)) {}
+    seekdir(d, at);
+    next = readdir(d);
+    printf("seekdir %s: back at the same entry %d\n", name, next ? !strcmp(next->d_name, want) : !want[0]);
+    closedir(d);
 }
 
 /* stdio on the directory's files: fopen in every mode, buffered writes flushed and synced
