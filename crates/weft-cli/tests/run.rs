@@ -169,6 +169,21 @@ fn checks_of_a_refused_program_are_unsupported_with_the_reason() {
     assert!(text(&e).contains("statically linked"), "{}", text(&e));
 }
 
+/// `check-determinism --out` puts the nodes' working directories under OUT/work, as
+/// `explore` and `run` do (it had no `--out`: they went to ./weft-out/work).
+#[test]
+fn check_determinism_runs_its_nodes_under_out() {
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("determinism-out");
+    let _ = std::fs::remove_dir_all(&out);
+    let args = ["check-determinism", "process", "-o", "program=/bin/true", "-o", "nodes=2"];
+    let d = weft(&[&args[..], &["--seeds", "2", "--out", out.to_str().unwrap()]].concat());
+    assert_eq!(d.status.code(), Some(0), "{}", text(&d));
+    assert!(text(&d).contains("deterministic: 2 seeds"), "{}", text(&d));
+    let work = out.join("work");
+    assert!(text(&d).contains(&format!("work_dir={}", work.display())), "{}", text(&d));
+    assert!(work.is_dir(), "no {}", work.display());
+}
+
 #[test]
 fn a_missing_program_is_an_input_error() {
     let not_elf = Path::new(env!("CARGO_TARGET_TMPDIR")).join("not-elf");

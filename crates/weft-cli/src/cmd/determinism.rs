@@ -18,13 +18,21 @@ pub(super) struct DeterminismArgs {
     /// Base seed; checked seeds derive from it.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Output folder: a process target's nodes run in fresh directories under OUT/work (as
+    /// with `explore` and `run`; `-o work_dir=` names one directly).
+    #[arg(long, default_value = "weft-out")]
+    out: std::path::PathBuf,
 }
 
 pub(super) fn check_determinism(a: DeterminismArgs) -> Result<Code> {
     if a.seeds == 0 {
         bail!("--seeds 0 checks nothing: give --seeds 1 or more");
     }
-    let (target, spec) = a.target.spec()?;
+    let (target, mut spec) = a.target.spec()?;
+    if spec.target == "process" && !spec.options.contains_key("work_dir") {
+        let work = std::path::absolute(&a.out)?.join("work");
+        spec.options.insert("work_dir".into(), work.display().to_string());
+    }
     let runner = target.prepare(&spec)?;
     let scenario = a.target.scenario(runner.as_ref())?;
     println!(
