@@ -13,47 +13,38 @@ type Filter = Option<unsafe extern "C" fn(*const Entry) -> c_int>;
 type Compare = Option<unsafe extern "C" fn(*const *const Entry, *const *const Entry) -> c_int>;
 type Sort = unsafe extern "C" fn(*const c_void, *const c_void) -> c_int;
 
-#[no_mangle]
-pub unsafe extern "C" fn scandir(
-    path: *const c_char,
-    list: *mut *mut *mut Entry,
-    filter: Filter,
-    cmp: Compare,
-) -> c_int {
-    scan_at(libc::AT_FDCWD, path, list, filter, cmp)
+/// glibc's names for one listing (`dirent` and `dirent64` have one layout on x86-64): from the
+/// current directory, or `at` a directory descriptor.
+macro_rules! entry {
+    ($name:ident) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            path: *const c_char,
+            list: *mut *mut *mut Entry,
+            filter: Filter,
+            cmp: Compare,
+        ) -> c_int {
+            scan_at(libc::AT_FDCWD, path, list, filter, cmp)
+        }
+    };
+    ($name:ident, at) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            dirfd: c_int,
+            path: *const c_char,
+            list: *mut *mut *mut Entry,
+            filter: Filter,
+            cmp: Compare,
+        ) -> c_int {
+            scan_at(dirfd, path, list, filter, cmp)
+        }
+    };
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn scandir64(
-    path: *const c_char,
-    list: *mut *mut *mut Entry,
-    filter: Filter,
-    cmp: Compare,
-) -> c_int {
-    scan_at(libc::AT_FDCWD, path, list, filter, cmp)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn scandirat(
-    dirfd: c_int,
-    path: *const c_char,
-    list: *mut *mut *mut Entry,
-    filter: Filter,
-    cmp: Compare,
-) -> c_int {
-    scan_at(dirfd, path, list, filter, cmp)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn scandirat64(
-    dirfd: c_int,
-    path: *const c_char,
-    list: *mut *mut *mut Entry,
-    filter: Filter,
-    cmp: Compare,
-) -> c_int {
-    scan_at(dirfd, path, list, filter, cmp)
-}
+entry!(scandir);
+entry!(scandir64);
+entry!(scandirat, at);
+entry!(scandirat64, at);
 
 unsafe fn scan_at(
     dirfd: c_int,

@@ -30,13 +30,14 @@ static unsigned short port_of(int fd) {
     return ntohs(a.sin_port);
 }
 
-/* A socket of `type`, with SO_REUSEADDR and SO_REUSEPORT as asked, bound to loopback:port (0:
+/* A socket of `type`, with SO_REUSEADDR and SO_REUSEPORT as asked, bound to ip:port (port 0:
  * any); answers the fd, or -1 with errno from bind. */
-static int bound(int type, int port, int reuseaddr, int reuseport) {
+static int bound_ip(int type, const char *ip, int port, int reuseaddr, int reuseport) {
     int fd = socket(AF_INET, type, 0), one = 1;
     if (reuseaddr) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (reuseport) setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
     struct sockaddr_in a = loopback((unsigned short)port);
+    inet_pton(AF_INET, ip, &a.sin_addr);
     if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0) {
         int e = errno;
         close(fd);
@@ -44,6 +45,11 @@ static int bound(int type, int port, int reuseaddr, int reuseport) {
         return -1;
     }
     return fd;
+}
+
+/* The same, bound to loopback:port. */
+static int bound(int type, int port, int reuseaddr, int reuseport) {
+    return bound_ip(type, "127.0.0.1", port, reuseaddr, reuseport);
 }
 
 static void say(const char *what, int ok) { printf("%s %d\n", what, ok); }
@@ -229,19 +235,8 @@ static void ports(void) {
     close(q2);
 }
 
-/* A socket of `type` with SO_REUSEADDR as asked, bound to ip:port; -1 with errno on failure. */
 static int bound_at(int type, const char *ip, int port, int reuseaddr) {
-    int fd = socket(AF_INET, type, 0), one = 1;
-    if (reuseaddr) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    struct sockaddr_in a = loopback((unsigned short)port);
-    inet_pton(AF_INET, ip, &a.sin_addr);
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-        int e = errno;
-        close(fd);
-        errno = e;
-        return -1;
-    }
-    return fd;
+    return bound_ip(type, ip, port, reuseaddr, 0);
 }
 
 static void send_at(int from, const char *ip, int port, const char *msg) {
