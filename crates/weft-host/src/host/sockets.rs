@@ -60,17 +60,32 @@ fn overlaps(a: u32, b: u32) -> bool {
     a == 0 || b == 0 || a == b
 }
 
-/// The sockets among `users` that receive traffic to `dst` (the address its sender named):
-/// those bound to exactly `dst` if any, else those bound to any address — as Linux prefers
-/// the more specific socket.
+/// The sockets among `users` that receive traffic from `from` to `dst` (the address its sender
+/// named), as Linux scores them: a socket connected elsewhere never does; one connected to
+/// `from` beats one bound to exactly `dst`, which beats one bound to any address. Only the
+/// best-scoring ones are kept.
 pub(super) fn receivers<'a>(
     users: impl Iterator<Item = (ObjId, &'a Sock)>,
     dst: u32,
+    from: (u32, u16),
 ) -> Vec<(ObjId, u8)> {
-    let (exact, any): (Vec<_>, Vec<_>) =
-        users.filter(|(_, s)| s.bound == 0 || s.bound == dst).partition(|(_, s)| s.bound != 0);
-    let best = if exact.is_empty() { any } else { exact };
-    best.into_iter().map(|(id, s)| (id, s.reuse)).collect()
+    let score = |s: &Sock| {
+        let bound = match s.bound {
+            0 => Some(0),
+            b if b == dst => Some(4),
+            _ => None,
+        };
+        let peer = match s.peer {
+            None => Some(0),
+            Some(p) if p == from => Some(8),
+            Some(_) => None,
+        };
+        Some(bound? + peer?)
+    };
+    let scored: Vec<(ObjId, u8, u8)> =
+        users.filter_map(|(id, s)| score(s).map(|k| (id, s.reuse, k))).collect();
+    let best = scored.iter().map(|u| u.2).max();
+    scored.into_iter().filter(|u| Some(u.2) == best).map(|(id, reuse, _)| (id, reuse)).collect()
 }
 
 /// Which of the sockets sharing a port (`SO_REUSEPORT`/`SO_REUSEADDR`) receives what
@@ -502,12 +517,12 @@ impl World<'_> {
                 h.finish()
             };
             let alive = self.procs.iter().any(|p| p.node == f.to && p.alive);
+            let from = (f.dgram.src_ip, f.dgram.src_port);
             let users = if alive {
-                receivers(self.port_users(f.to, false, f.port, f.space), f.dgram.dst_ip)
+                receivers(self.port_users(f.to, false, f.port, f.space), f.dgram.dst_ip, from)
             } else {
                 Vec::new()
             };
-            let from = (f.dgram.src_ip, f.dgram.src_port);
             let owner = (!users.is_empty()).then(|| pick_receiver(&users, from));
             let Some(id) = owner else {
                 self.event(f.to, EventKind::Drop, Some(f.from), Some(f.msg), payload, || {

@@ -543,7 +543,8 @@ impl World<'_> {
                     let listeners = if alive {
                         let space = if c.v6 { SPACE_V6 } else { SPACE_V4 };
                         let users = self.port_users(to_node, true, port, space);
-                        super::sockets::receivers(users.filter(|(_, s)| s.listening()), c.named)
+                        let listeners = users.filter(|(_, s)| s.listening());
+                        super::sockets::receivers(listeners, c.named, c.addrs[0])
                     } else {
                         Vec::new()
                     };

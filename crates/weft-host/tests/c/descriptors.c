@@ -285,6 +285,21 @@ static void addresses(void) {
     expect(w, "wildcard");
     close(w);
     close(s);
+
+    /* Two sockets share a port (SO_REUSEADDR); one is connected to `sender`: what `sender`
+     * sends reaches that one, what another sends reaches the other. */
+    int open1 = bound_at(SOCK_DGRAM, lo, 0, 1), k = port_of(open1);
+    int conn = bound_at(SOCK_DGRAM, lo, k, 1);
+    struct sockaddr_in peer = loopback(port_of(sender));
+    say("connect the second to the sender", connect(conn, (struct sockaddr *)&peer, sizeof peer) == 0);
+    int other = bound(SOCK_DGRAM, 0, 0, 0);
+    send_at(sender, lo, k, "from its peer");
+    send_at(other, lo, k, "from another");
+    expect(conn, "from its peer");
+    expect(open1, "from another");
+    close(open1);
+    close(conn);
+    close(other);
     close(sender);
 
     int t1 = bound_at(SOCK_STREAM, lo, 0, 0), r = port_of(t1);
